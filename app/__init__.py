@@ -1,0 +1,1 @@
+"""loomsync server: the /api/threads service on PostgreSQL."""

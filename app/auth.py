@@ -1,0 +1,169 @@
+"""Bearer JWT authentication (API.md section 3). The only module that imports ``jose``."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from jose import JWTError, jwt
+
+from app.config import Settings
+from app.errors import Unauthorized
+
+ROLE_ADMIN = "admin"
+ROLE_SUPPORT = "support"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: ``user_id`` (the ``sub`` claim; None when anonymous), ``org_id``, ``roles``."""
+
+    user_id: str | None
+    org_id: str | None = None
+    roles: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def is_anonymous(self) -> bool:
+        """True for a request without a bearer token."""
+        return self.user_id is None
+
+    @property
+    def is_admin(self) -> bool:
+        """True when the token carries the ``admin`` role."""
+        return ROLE_ADMIN in self.roles
+
+    @property
+    def is_support(self) -> bool:
+        """True when the token carries the ``support`` role."""
+        return ROLE_SUPPORT in self.roles
+
+
+ANONYMOUS = Principal(user_id=None)
+
+
+class TokenVerifier:
+    """Verifies bearer tokens with the configured algorithms and key(s).
+
+    HS* algorithms use ``LOOMSYNC_JWT_SECRET``; RS*/ES* use the PEM public key or the JWKS file
+    (keys chosen by ``kid``). ``alg: none`` and algorithms outside the allow-list are refused.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.algorithms = settings.algorithms
+        self.issuer = settings.jwt_issuer
+        self.audience = settings.jwt_audience
+        self._hmac_key = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+        self._public_key: Any = None
+        if settings.jwt_jwks is not None:
+            self._public_key = json.loads(settings.jwt_jwks.read_text())
+        elif settings.jwt_public_key is not None:
+            self._public_key = settings.jwt_public_key.read_text()
+
+    def _key_for(self, algorithm: str) -> Any:
+        return self._hmac_key if algorithm.startswith("HS") else self._public_key
+
+    def verify(self, token: str) -> Principal:
+        """Return the Principal named by a valid token.
+
+        Raises:
+            Unauthorized: bad signature or algorithm, expired, ``exp``/``sub`` missing, ``sub``
+                not a non-empty string, ``org`` not a string, ``roles`` not a list of strings,
+                ``iss``/``aud`` wrong when configured.
+        """
+        try:
+            header = jwt.get_unverified_header(token)
+        except JWTError as exc:
+            raise Unauthorized("The bearer token is malformed.") from exc
+        algorithm = header.get("alg")
+        if not isinstance(algorithm, str) or algorithm not in self.algorithms:
+            raise Unauthorized("The token's algorithm is not accepted.")
+        key = self._key_for(algorithm)
+        if key is None:
+            raise Unauthorized("No key is configured for the token's algorithm.")
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=[algorithm],
+                audience=self.audience,
+                issuer=self.issuer,
+                options={
+                    "require_exp": True,
+                    "require_sub": True,
+                    "verify_aud": self.audience is not None,
+                    "require_aud": self.audience is not None,
+                    "require_iss": self.issuer is not None,
+                },
+            )
+        except JWTError as exc:
+            raise Unauthorized(f"The bearer token is invalid: {exc}") from exc
+        except Exception as exc:  # jose raises other errors on hostile keys and headers
+            raise Unauthorized("The bearer token is invalid.") from exc
+        return _principal_from_claims(claims)
+
+
+def _principal_from_claims(claims: dict[str, Any]) -> Principal:
+    sub = claims.get("sub")
+    if not isinstance(sub, str) or not sub:
+        raise Unauthorized("The token's 'sub' claim must be a non-empty string.")
+    org = claims.get("org")
+    if org is not None and not isinstance(org, str):
+        raise Unauthorized("The token's 'org' claim must be a string.")
+    roles = claims.get("roles", [])
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise Unauthorized("The token's 'roles' claim must be a list of strings.")
+    return Principal(user_id=sub, org_id=org or None, roles=frozenset(roles))
+
+
+def create_token(
+    settings: Settings,
+    sub: str,
+    *,
+    org: str | None = None,
+    roles: list[str] | None = None,
+    ttl_seconds: int = 30 * 86400,
+) -> str:
+    """Mint an HS256-family token signed with ``LOOMSYNC_JWT_SECRET`` (``token create``).
+
+    Claims: ``sub``, ``org`` (if given), ``roles``, ``iat``, ``exp`` = now + ``ttl_seconds``, and
+    ``iss``/``aud`` when configured.
+
+    Raises:
+        ValueError: no shared secret is configured or no HS* algorithm is accepted.
+    """
+    if settings.jwt_secret is None:
+        raise ValueError("token create needs LOOMSYNC_JWT_SECRET (or the embedded server's secret)")
+    algorithm = next((a for a in settings.algorithms if a.startswith("HS")), None)
+    if algorithm is None:
+        raise ValueError("token create signs with HS256/384/512; none is in LOOMSYNC_JWT_ALGORITHMS")
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": sub, "roles": roles or [], "iat": now, "exp": now + ttl_seconds}
+    if org:
+        claims["org"] = org
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
+    return str(jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm=algorithm))
+
+
+def get_principal(request: Request) -> Principal:
+    """FastAPI dependency: the caller, or ``ANONYMOUS`` without an ``Authorization`` header.
+
+    Raises:
+        Unauthorized: a header that is not ``Bearer <token>``, or an invalid token.
+    """
+    header = request.headers.get("authorization")
+    if header is None:
+        return ANONYMOUS
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Use 'Authorization: Bearer <token>'.")
+    verifier: TokenVerifier = request.app.state.verifier
+    return verifier.verify(token.strip())
+
+
+CurrentPrincipal = Annotated[Principal, Depends(get_principal)]

@@ -1,0 +1,89 @@
+"""Server settings (ARCHITECTURE.md "Configuration"), read from ``LOOMSYNC_*`` variables and ``.env``."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
+MIN_SECRET_BYTES = 32
+SUPPORTED_ALGORITHMS = frozenset({"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"})
+
+
+def normalize_database_url(url: str) -> str:
+    """Return ``url`` with the SQLAlchemy asyncpg driver: ``postgresql+asyncpg://…``.
+
+    Accepts ``postgres://``, ``postgresql://`` and ``postgresql+asyncpg://``.
+
+    Raises:
+        ValueError: the URL is not a PostgreSQL URL.
+    """
+    for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix) :]
+    raise ValueError("LOOMSYNC_DATABASE_URL must start with postgresql://")
+
+
+class Settings(BaseSettings):
+    """All server configuration; one instance per process, passed to ``create_app``.
+
+    Sizes are in bytes, durations in seconds.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="LOOMSYNC_", env_file=".env", extra="ignore")
+
+    env: Literal["production", "development"] = "production"
+    database_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    jwt_secret: SecretStr | None = None
+    jwt_algorithms: str = "HS256"
+    jwt_public_key: Path | None = None
+    jwt_jwks: Path | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    max_messages: int = Field(default=100_000, ge=1)
+    max_query_chars: int = Field(default=1000, ge=1)
+    db_pool_size: int = Field(default=10, ge=1)
+    db_max_overflow: int = Field(default=20, ge=0)
+    log_level: str = "info"
+    log_format: Literal["console", "json"] = "console"
+    data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))
+
+    @cached_property
+    def algorithms(self) -> list[str]:
+        """The JWT algorithms accepted, from the comma list ``LOOMSYNC_JWT_ALGORITHMS``."""
+        return [a.strip().upper() for a in self.jwt_algorithms.split(",") if a.strip()]
+
+    @property
+    def async_database_url(self) -> str | None:
+        """``database_url`` with the asyncpg driver, or None for the embedded server."""
+        return normalize_database_url(self.database_url) if self.database_url else None
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        algorithms = self.algorithms
+        if not algorithms:
+            raise ValueError("LOOMSYNC_JWT_ALGORITHMS names no algorithm")
+        unknown = set(algorithms) - SUPPORTED_ALGORITHMS
+        if unknown:
+            raise ValueError(f"unsupported JWT algorithms: {sorted(unknown)} ('none' is never allowed)")
+        asymmetric = [a for a in algorithms if not a.startswith("HS")]
+        if asymmetric and self.jwt_public_key is None and self.jwt_jwks is None:
+            raise ValueError(f"{asymmetric} need LOOMSYNC_JWT_PUBLIC_KEY or LOOMSYNC_JWT_JWKS")
+        if self.jwt_secret is not None and self.env != "development":
+            secret = self.jwt_secret.get_secret_value()
+            if secret.lower() in PLACEHOLDER_SECRETS or len(secret.encode()) < MIN_SECRET_BYTES:
+                raise ValueError(
+                    f"LOOMSYNC_JWT_SECRET is a placeholder or shorter than {MIN_SECRET_BYTES} bytes;"
+                    " set a random secret (or LOOMSYNC_ENV=development)"
+                )
+        if self.database_url:
+            normalize_database_url(self.database_url)
+        return self

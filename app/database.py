@@ -1,0 +1,139 @@
+"""Database plumbing: the async engine, the per-request session, migrations and the embedded server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from fastapi import Depends, Request
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from app.config import Settings, normalize_database_url
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_DATABASE = "loomsync"
+
+
+def make_engine(url: str, settings: Settings) -> AsyncEngine:
+    """Create the async engine; ``pool_pre_ping`` lets it recover after a database restart."""
+    return create_async_engine(
+        normalize_database_url(url),
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_max_overflow,
+        pool_pre_ping=True,
+        pool_timeout=30,
+    )
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep attribute values after commit (``expire_on_commit=False``)."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """FastAPI dependency: one session per request. Writes commit inside the repository call,
+    before the response is sent; anything uncommitted is rolled back when the request ends."""
+    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    async with maker() as session:
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+
+
+def get_settings(request: Request) -> Settings:
+    """FastAPI dependency: the Settings the app was created with."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def migrations_dir() -> Path:
+    """The Alembic script folder: packaged in the wheel, or ``migrations/`` in a checkout."""
+    packaged = Path(__file__).parent / "_migrations"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "migrations"
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic config for ``url`` that needs no alembic.ini on disk."""
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    config.attributes["database_url"] = normalize_database_url(url)
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration revision id."""
+    head = ScriptDirectory.from_config(alembic_config("postgresql://x/x")).get_current_head()
+    assert head is not None
+    return head
+
+
+def migrate(url: str) -> None:
+    """Bring the schema at ``url`` to the latest revision (``alembic upgrade head``).
+
+    Runs the async ``env.py`` in its own event loop, so call it from synchronous code (or a
+    worker thread).
+    """
+    command.upgrade(alembic_config(url), "head")
+
+
+async def schema_revision(engine: AsyncEngine) -> str | None:
+    """The revision recorded in ``alembic_version``, or None when the schema was never migrated."""
+    async with engine.connect() as conn:
+        exists = await conn.scalar(text("SELECT to_regclass('alembic_version') IS NOT NULL"))
+        if not exists:
+            return None
+        return await conn.scalar(text("SELECT version_num FROM alembic_version"))
+
+
+def start_embedded(data_dir: Path) -> Any:
+    """Start (or attach to) the embedded PostgreSQL under ``data_dir/pgdata``; return the handle.
+
+    The handle's ``get_uri()`` is a ``postgresql://`` URL over a Unix socket; the server stops
+    when the last process using it exits.
+    """
+    import pgserver
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(data_dir / "pgdata", cleanup_mode="stop")
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE}';")
+    if "(1 row)" not in exists:
+        server.psql(f"CREATE DATABASE {EMBEDDED_DATABASE};")
+    return server
+
+
+def embedded_url(server: Any) -> str:
+    """The SQLAlchemy URL of the embedded server's ``loomsync`` database."""
+    url = make_url(normalize_database_url(server.get_uri()))
+    return url.set(database=EMBEDDED_DATABASE).render_as_string(hide_password=False)
+
+
+def embedded_secret(data_dir: Path) -> str:
+    """The embedded server's HS256 secret, created on first use in ``data_dir/jwt_secret`` (0600)."""
+    path = data_dir / "jwt_secret"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(48))
+    path.chmod(0o600)
+    return path.read_text().strip()
+
+
+async def migrate_async(url: str) -> None:
+    """:func:`migrate` from async code (Alembic's async env.py needs its own loop)."""
+    await asyncio.to_thread(migrate, url)

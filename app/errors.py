@@ -1,0 +1,200 @@
+"""Errors as RFC 9457 problem details (API.md section 7), rendered by one set of handlers."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+MAX_LISTED_ERRORS = 20
+RETRY_AFTER_SECONDS = 2
+
+_STATUS_CODES = {
+    400: ("invalid_request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not_found", "Not found"),
+    405: ("method_not_allowed", "Method not allowed"),
+    406: ("not_acceptable", "Not acceptable"),
+    409: ("version_conflict", "Version conflict"),
+    410: ("gone", "Gone"),
+    413: ("payload_too_large", "Payload too large"),
+    415: ("unsupported_media_type", "Unsupported media type"),
+    422: ("validation_error", "Validation error"),
+    428: ("precondition_required", "Precondition required"),
+    429: ("rate_limited", "Too many requests"),
+    500: ("internal_error", "Internal server error"),
+    503: ("unavailable", "Service unavailable"),
+}
+
+
+def problem(
+    status: int,
+    detail: str,
+    *,
+    code: str | None = None,
+    title: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    """Build an ``application/problem+json`` response ``{type, title, status, detail, code, ...}``."""
+    default_code, default_title = _STATUS_CODES.get(status, ("error", "Error"))
+    code = code or default_code
+    body = {
+        "type": f"https://loomsync.dev/problems/{code.replace('_', '-')}",
+        "title": title or default_title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+
+
+class AppError(Exception):
+    """Base of the server's error tree; each subclass knows its status and problem ``code``."""
+
+    status = 500
+    code = "internal_error"
+    title = "Internal server error"
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+    def headers(self) -> dict[str, str] | None:
+        """Extra response headers for this error, if any."""
+        return None
+
+    def to_response(self) -> JSONResponse:
+        """Render as problem JSON."""
+        return problem(
+            self.status, self.detail, code=self.code, title=self.title, headers=self.headers(), **self.extra
+        )
+
+
+class BadRequest(AppError):
+    """400: the request cannot be understood (bad JSON, header or cursor)."""
+
+    status, code, title = 400, "invalid_request", "Bad request"
+
+
+class Unauthorized(AppError):
+    """401: missing claims, bad signature, expired or otherwise invalid bearer token (API.md §3)."""
+
+    status, code, title = 401, "unauthorized", "Unauthorized"
+
+    def headers(self) -> dict[str, str]:
+        """RFC 6750 section 3: ``WWW-Authenticate: Bearer error="invalid_token"``."""
+        return {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+
+
+class Forbidden(AppError):
+    """403: the caller may read the thread but not write it (API.md §4)."""
+
+    status, code, title = 403, "forbidden", "Forbidden"
+
+
+class NotFound(AppError):
+    """404: no such thread, or one the caller may not read (API.md §4)."""
+
+    status, code, title = 404, "not_found", "Not found"
+
+
+class Conflict(AppError):
+    """409: version mismatch; ``extra`` holds ``server_version``, ``client_version``, ``current``."""
+
+    status, code, title = 409, "version_conflict", "Version conflict"
+
+
+class Gone(AppError):
+    """410: the thread was deleted (API.md §5)."""
+
+    status, code, title = 410, "gone", "Gone"
+
+
+class PayloadTooLarge(AppError):
+    """413: request body or message count over the configured limit (API.md §8)."""
+
+    status, code, title = 413, "payload_too_large", "Payload too large"
+
+
+class ValidationFailed(AppError):
+    """422: the body is JSON but not a valid document; ``errors`` lists at most 20 ``{loc, msg}``."""
+
+    status, code, title = 422, "validation_error", "Validation error"
+
+
+class PreconditionRequired(AppError):
+    """428: append without ``If-Match`` (API.md §6)."""
+
+    status, code, title = 428, "precondition_required", "Precondition required"
+
+
+class Unavailable(AppError):
+    """503: the database cannot be reached; retry after ``Retry-After`` seconds (API.md §7)."""
+
+    status, code, title = 503, "unavailable", "Service unavailable"
+
+    def headers(self) -> dict[str, str]:
+        """``Retry-After`` in seconds (RFC 9110 section 10.2.3)."""
+        return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+
+
+def validation_errors(errors: Any) -> list[dict[str, Any]]:
+    """Reduce pydantic errors to at most 20 ``{loc, msg}`` items, never echoing input values."""
+    out: list[dict[str, Any]] = []
+    for err in list(errors)[:MAX_LISTED_ERRORS]:
+        loc = [part for part in err.get("loc", ()) if isinstance(part, (str, int))]
+        out.append({"loc": loc, "msg": str(err.get("msg", "invalid value"))})
+    return out
+
+
+def _is_database_outage(exc: DBAPIError) -> bool:
+    return isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated
+
+
+def install_handlers(app: FastAPI) -> None:
+    """Register the handlers that turn every error into problem JSON."""
+
+    @app.exception_handler(AppError)
+    async def _app_error(_: Request, exc: AppError) -> JSONResponse:
+        return exc.to_response()
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return problem(400, "The request body is not valid JSON.")
+        return problem(
+            422, "The request does not match the schema.", errors=validation_errors(errors)
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else "Request failed."
+        return problem(exc.status_code, detail, headers=exc.headers)
+
+    @app.exception_handler(DBAPIError)
+    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        request_id = request.scope.get("state", {}).get("request_id", "-")
+        if _is_database_outage(exc):
+            log.warning("database unavailable (request %s): %s", request_id, exc.orig)
+            return Unavailable("The database is unavailable; retry shortly.").to_response()
+        log.error("database error (request %s)", request_id, exc_info=exc)
+        return problem(500, f"Internal error; quote request id {request_id}.", request_id=request_id)
+
+    @app.exception_handler(OSError)
+    async def _unreachable(request: Request, exc: OSError) -> JSONResponse:
+        request_id = request.scope.get("state", {}).get("request_id", "-")
+        log.warning("database unreachable (request %s): %s", request_id, exc)
+        return Unavailable("The database is unavailable; retry shortly.").to_response()

@@ -1,0 +1,110 @@
+"""Pure ASGI middleware: request ids and the request body limit (API.md sections 7 and 8)."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.errors import PROBLEM_JSON
+
+_SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class RequestIdMiddleware:
+    """Honour a safe incoming ``X-Request-ID`` or make one; expose it as
+    ``scope["state"]["request_id"]`` and return it on every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        request_id = incoming if _SAFE_REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    """Answer 413 problem JSON for a body over ``max_bytes``: at once when ``Content-Length``
+    says so, else as soon as the streamed (e.g. chunked) body passes the limit, without reading
+    the rest."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _problem(self) -> tuple[dict[str, object], bytes]:
+        body = json.dumps(
+            {
+                "type": "https://loomsync.dev/problems/payload-too-large",
+                "title": "Payload too large",
+                "status": 413,
+                "detail": f"The request body is over the limit of {self.max_bytes} bytes.",
+                "code": "payload_too_large",
+            }
+        ).encode()
+        start = {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+        return start, body
+
+    async def _reject(self, send: Send) -> None:
+        start, body = self._problem()
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await self._reject(send)
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise _BodyTooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _BodyTooLarge:
+            if started:
+                raise
+            await self._reject(send)

@@ -1,0 +1,1 @@
+"""Everything about threads: HTTP routes, schemas, tables, SQL and access rules."""

@@ -1,0 +1,204 @@
+"""Turning thread documents into rows and rows back into documents, without touching message JSON.
+
+Storage split (ARCHITECTURE.md "Storage"): each message is kept as its own exact JSON text; the
+rest of the document (minus the fields the server owns, which live in columns) is one ``json``
+value. A read splices the stored message texts into the output verbatim: message JSON is never
+parsed on the way out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from loomsync.ids import ThreadId
+from loomsync.model import SERVER_FIELDS, Thread, format_utc
+
+from app.threads.indexing import message_texts
+
+#: Fields kept in columns, not in the stored document: set or owned by the server.
+COLUMN_FIELDS = frozenset({"id", "version", "created_at", "updated_at", "last_activity_at"}) | SERVER_FIELDS
+
+
+class JsonSyntaxError(ValueError):
+    """The body is not acceptable JSON (syntax, NaN/Infinity, number out of range, too deep)."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonSyntaxError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _no_constants(name: str) -> float:
+    raise JsonSyntaxError(f"{name} is not valid JSON")
+
+
+def parse_json(data: bytes) -> Any:
+    """Parse a request body strictly (RFC 8259): no NaN/Infinity, finite numbers only.
+
+    Raises:
+        JsonSyntaxError: invalid UTF-8 or JSON, non-finite numbers, or nesting too deep to parse.
+    """
+    try:
+        return json.loads(data, parse_float=_finite_float, parse_constant=_no_constants)
+    except JsonSyntaxError:
+        raise
+    except RecursionError as exc:
+        raise JsonSyntaxError("JSON nesting is too deep") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise JsonSyntaxError(f"invalid JSON: {str(exc)[:200]}") from exc
+
+
+def dump_json(value: Any) -> str:
+    """Compact JSON text that PostgreSQL can store as UTF-8: raw UTF-8 where possible,
+    ``\\uXXXX`` escapes when the value holds lone surrogates. Raises JsonSyntaxError on nesting
+    too deep to serialise."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    except RecursionError as exc:
+        raise JsonSyntaxError("JSON nesting is too deep") from exc
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A message ready to insert: exact JSON text, its SHA-256, and its indexed texts."""
+
+    seq: int
+    role: str
+    body: str
+    content_hash: bytes
+    content_text: str
+    tool_text: str
+
+
+def prepare_messages(messages: Iterable[dict[str, Any]], start_seq: int = 0) -> list[PreparedMessage]:
+    """Serialise raw (already validated) message dicts, numbering them from ``start_seq``."""
+    prepared = []
+    for offset, message in enumerate(messages):
+        body = dump_json(message)
+        content_text, tool_text = message_texts(message)
+        prepared.append(
+            PreparedMessage(
+                seq=start_seq + offset,
+                role=str(message["role"]),
+                body=body,
+                content_hash=hashlib.sha256(body.encode("utf-8")).digest(),
+                content_text=content_text,
+                tool_text=tool_text,
+            )
+        )
+    return prepared
+
+
+def storable_document(thread: Thread) -> dict[str, Any]:
+    """The document to keep in ``threads.document``: validated, timestamps normalised, without
+    messages and without the fields kept in columns."""
+    doc = thread.model_dump(mode="json", exclude={"conversation": {"messages"}})
+    for key in COLUMN_FIELDS:
+        doc.pop(key, None)
+    return doc
+
+
+def derived_columns(doc: dict[str, Any]) -> dict[str, Any]:
+    """Column values derived from a stored document (list filters, summaries, access)."""
+    metadata = doc.get("metadata") or {}
+    return {
+        "visibility": doc.get("visibility", "organization"),
+        "is_shared_with_support": bool(doc.get("is_shared_with_support", False)),
+        "title": metadata.get("title"),
+        "tags": [t for t in metadata.get("tags") or [] if isinstance(t, str)],
+        "is_pinned": bool(metadata.get("is_pinned", False)),
+        "workspace_root": doc.get("workspace_root"),
+        "git_branch": doc.get("git_branch"),
+        "git_remote_url": doc.get("git_remote_url"),
+        "provider": doc.get("provider"),
+        "model": doc.get("model"),
+    }
+
+
+def commit_shas(doc: dict[str, Any]) -> list[str]:
+    """Distinct lowercase commit SHAs named by the document, in first-seen order."""
+    shas: list[str] = []
+    for value in [*(doc.get("git_commits") or []), doc.get("git_initial_commit_sha"), doc.get("git_current_commit_sha")]:
+        if isinstance(value, str) and value.strip():
+            sha = value.strip().lower()
+            if sha not in shas:
+                shas.append(sha)
+    return shas
+
+
+def render_thread(row: Any, document_text: str, messages_text: str | None) -> bytes:
+    """Assemble the output document (API.md §2) as UTF-8 JSON bytes.
+
+    ``row`` carries the column fields; ``messages_text`` is the stored message JSON texts joined
+    by commas, spliced in verbatim.
+    """
+    doc: dict[str, Any] = json.loads(document_text)
+    conversation = doc.pop("conversation", None) or {}
+    conversation.pop("messages", None)
+    head = {
+        "id": ThreadId.from_uuid(row.id),
+        "version": row.version,
+        "created_at": format_utc(row.created_at),
+        "updated_at": format_utc(row.updated_at),
+        "last_activity_at": format_utc(row.last_activity_at),
+        **doc,
+        "owner_id": row.owner_id,
+        "org_id": row.org_id,
+        "archived_at": as_timestamp(row.archived_at),
+        "message_count": row.message_count,
+    }
+    conversation_text = dump_json(conversation)
+    messages_part = f'"messages":[{messages_text or ""}]'
+    if conversation_text == "{}":
+        conversation_text = "{" + messages_part + "}"
+    else:
+        conversation_text = conversation_text[:-1] + "," + messages_part + "}"
+    head_text = dump_json(head)
+    return f'{head_text[:-1]},"conversation":{conversation_text}}}'.encode()
+
+
+def summary(row: Any) -> dict[str, Any]:
+    """ThreadSummary (API.md §2) of a ``threads`` row."""
+    return {
+        "id": ThreadId.from_uuid(row.id),
+        "title": row.title,
+        "workspace_root": row.workspace_root,
+        "git_branch": row.git_branch,
+        "git_remote_url": row.git_remote_url,
+        "provider": row.provider,
+        "model": row.model,
+        "tags": list(row.tags),
+        "is_pinned": row.is_pinned,
+        "visibility": row.visibility,
+        "is_shared_with_support": row.is_shared_with_support,
+        "owner_id": row.owner_id,
+        "org_id": row.org_id,
+        "version": row.version,
+        "message_count": row.message_count,
+        "created_at": format_utc(row.created_at),
+        "last_activity_at": format_utc(row.last_activity_at),
+        "archived_at": as_timestamp(row.archived_at),
+    }
+
+
+def as_timestamp(value: datetime | None) -> str | None:
+    """RFC 3339 UTC ``Z`` text, or None."""
+    return format_utc(value) if value is not None else None
+
+
+def changed_indexes(old_hashes: Sequence[bytes], new: Sequence[PreparedMessage]) -> list[int]:
+    """Indexes below both lengths whose message differs (by SHA-256 of its JSON text)."""
+    return [i for i in range(min(len(old_hashes), len(new))) if old_hashes[i] != new[i].content_hash]

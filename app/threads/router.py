@@ -1,0 +1,315 @@
+"""HTTP layer of /api/threads (API.md section 6): parse, call the repository, shape responses."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from loomsync.ids import InvalidThreadId, ThreadId
+from sqlalchemy import func
+
+from app.auth import CurrentPrincipal, Principal
+from app.config import Settings
+from app.database import SessionDep, SettingsDep
+from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
+from app.threads import repository, service
+from app.threads.documents import (
+    JsonSyntaxError,
+    dump_json,
+    parse_json,
+    prepare_messages,
+    storable_document,
+    summary,
+)
+from app.threads.preconditions import Precondition, etag, parse_if_match
+from app.threads.schemas import (
+    AppendRequest,
+    AppendResult,
+    ArchivedFilter,
+    ForkRequest,
+    Scope,
+    ThreadOut,
+    ThreadPage,
+    ThreadPatch,
+    problem_responses,
+)
+
+router = APIRouter(prefix="/api/threads", tags=["threads"])
+
+
+def json_response(content: bytes | Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response from ready bytes or a JSON-able value (lone surrogates escaped safely)."""
+    body = content if isinstance(content, bytes) else dump_json(content).encode()
+    return Response(body, status_code=status_code, headers=headers, media_type="application/json")
+
+
+def _thread_id(value: str) -> ThreadId:
+    try:
+        return ThreadId.parse(value)
+    except InvalidThreadId as exc:
+        raise BadRequest(f"Not a thread id: {exc}.") from None
+
+
+def _writer(principal: CurrentPrincipal) -> Principal:
+    if principal.is_anonymous:
+        raise Unauthorized("Writes need a bearer token.")
+    return principal
+
+
+async def _json_body(request: Request) -> Any:
+    try:
+        return parse_json(await request.body())
+    except JsonSyntaxError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+Writer = Annotated[Principal, Depends(_writer)]
+JsonBody = Annotated[Any, Depends(_json_body)]
+IfMatch = Annotated[str | None, Header(alias="If-Match", description='"<version>", a list, or *')]
+
+
+def _body_ref(name: str) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
+        }
+    }
+
+
+def _object(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ValidationFailed("The body must be a JSON object.", errors=[{"loc": ["body"], "msg": "must be an object"}])
+    return raw
+
+
+async def _store_whole(
+    session: SessionDep,
+    settings: Settings,
+    principal: Principal,
+    raw: Any,
+    url_id: ThreadId | None,
+    if_match: str | None,
+    *,
+    allow_replace: bool,
+) -> Response:
+    thread, raw_messages = service.parse_thread(_object(raw), url_id)
+    thread_id = url_id or thread.id or ThreadId.new()
+    repository.check_message_limit(len(raw_messages), settings.max_messages)
+    precondition = parse_if_match(if_match) if allow_replace else None
+    if precondition is None:
+        precondition = Precondition.exactly(thread.version if allow_replace else 0)
+    body, version, created = await repository.create_or_replace(
+        session,
+        principal,
+        thread_id.uuid,
+        storable_document(thread),
+        prepare_messages(raw_messages),
+        {"created_at": thread.created_at, "last_activity_at": thread.last_activity_at},
+        precondition,
+        allow_replace=allow_replace,
+    )
+    headers = {"ETag": etag(version)}
+    if created:
+        headers["Location"] = f"/api/threads/{thread_id}"
+    return json_response(body, 201 if created else 200, headers)
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=ThreadOut,
+    responses=problem_responses(400, 401, 409, 413, 422, 503),
+    openapi_extra=_body_ref("Thread"),
+)
+async def create_thread(
+    session: SessionDep, settings: SettingsDep, principal: Writer, raw: JsonBody
+) -> Response:
+    """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists."""
+    return await _store_whole(session, settings, principal, raw, None, None, allow_replace=False)
+
+
+@router.put(
+    "/{thread_id}",
+    response_model=ThreadOut,
+    status_code=200,
+    responses={201: {"model": ThreadOut, "description": "Created"}}
+    | problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 503),
+    openapi_extra=_body_ref("Thread"),
+)
+async def put_thread(
+    thread_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: Writer,
+    raw: JsonBody,
+    if_match: IfMatch = None,
+) -> Response:
+    """Create (201) or replace (200) the whole thread; base version from If-Match or ``version``."""
+    return await _store_whole(
+        session, settings, principal, raw, _thread_id(thread_id), if_match, allow_replace=True
+    )
+
+
+@router.get(
+    "/{thread_id}",
+    response_model=ThreadOut,
+    responses=problem_responses(400, 401, 404, 410, 503),
+)
+async def get_thread(thread_id: str, session: SessionDep, principal: CurrentPrincipal) -> Response:
+    """Read one thread, with ``ETag: "<version>"``."""
+    body, version = await repository.read_thread(session, principal, _thread_id(thread_id).uuid)
+    return json_response(body, headers={"ETag": etag(version)})
+
+
+@router.patch(
+    "/{thread_id}",
+    response_model=ThreadOut,
+    responses=problem_responses(400, 401, 403, 404, 409, 410, 422, 503),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/merge-patch+json": {"schema": {"$ref": "#/components/schemas/ThreadPatch"}},
+                "application/json": {"schema": {"$ref": "#/components/schemas/ThreadPatch"}},
+            },
+        }
+    },
+)
+async def patch_thread(
+    thread_id: str, session: SessionDep, principal: Writer, raw: JsonBody, if_match: IfMatch = None
+) -> Response:
+    """JSON merge patch (RFC 7396) of metadata, visibility, is_shared_with_support, archived."""
+    tid = _thread_id(thread_id)
+    raw_patch = _object(raw)
+    patch = service.validate(ThreadPatch, raw_patch)
+    values: dict[str, Any] = {}
+    if patch.archived is not None:
+        values["archived_at"] = func.coalesce(repository.threads.c.archived_at, func.now()) if patch.archived else None
+    row = await repository.claim(session, principal, tid.uuid, parse_if_match(if_match), **values)
+    doc = service.apply_patch(json.loads(row.document_text), raw_patch, patch)
+    await repository.store_document(session, tid.uuid, doc, commits_changed=False)
+    body = await repository.render(session, tid.uuid)
+    await session.commit()
+    return json_response(body, headers={"ETag": etag(row.version)})
+
+
+@router.post(
+    "/{thread_id}/messages",
+    response_model=AppendResult,
+    responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 428, 503),
+    openapi_extra=_body_ref("AppendRequest"),
+)
+async def append_messages(
+    thread_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: Writer,
+    raw: JsonBody,
+    if_match: IfMatch = None,
+) -> Response:
+    """Append messages (and optionally agent state, activity time, git fields); If-Match required."""
+    tid = _thread_id(thread_id)
+    if if_match is None:
+        raise PreconditionRequired("Appending needs If-Match with the version the messages follow.")
+    precondition = parse_if_match(if_match)
+    raw_body = _object(raw)
+    request = service.validate(AppendRequest, raw_body)
+    raw_messages = raw_body.get("messages") or []
+    values: dict[str, Any] = {
+        "message_count": repository.threads.c.message_count + len(raw_messages),
+        "last_activity_at": request.last_activity_at or func.now(),
+    }
+    row = await repository.claim(session, principal, tid.uuid, precondition, **values)
+    repository.check_message_limit(row.message_count, settings.max_messages)
+    first_seq = row.message_count - len(raw_messages)
+    await repository.append_messages(session, tid.uuid, prepare_messages(raw_messages, first_seq))
+    stored = json.loads(row.document_text)
+    doc, commits_changed = service.apply_append(stored, request)
+    if doc is not stored:
+        await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
+    await session.commit()
+    result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
+    return json_response(result, headers={"ETag": etag(row.version)})
+
+
+@router.post(
+    "/{thread_id}/fork",
+    status_code=201,
+    response_model=ThreadOut,
+    responses=problem_responses(400, 401, 404, 410, 422, 503),
+    openapi_extra=_body_ref("ForkRequest"),
+)
+async def fork_thread(thread_id: str, session: SessionDep, principal: Writer, request: Request) -> Response:
+    """Copy messages ``[0, up_to)`` into a new private thread owned by the caller."""
+    tid = _thread_id(thread_id)
+    raw = await _json_body(request) if await request.body() else {}
+    fork = service.validate(ForkRequest, _object(raw))
+    source = await repository.load_readable(session, principal, tid.uuid)
+    up_to = source.message_count if fork.up_to is None else fork.up_to
+    if up_to > source.message_count:
+        raise ValidationFailed(
+            "up_to is past the end of the thread.",
+            errors=[{"loc": ["body", "up_to"], "msg": f"must be at most {source.message_count}"}],
+        )
+    new_id = ThreadId.new()
+    doc = service.fork_document(source.document_text, tid, source.version)
+    body = await repository.insert_fork(session, principal, source, new_id.uuid, doc, up_to)
+    return json_response(body, 201, {"ETag": etag(1), "Location": f"/api/threads/{new_id}"})
+
+
+@router.delete(
+    "/{thread_id}",
+    status_code=204,
+    responses=problem_responses(400, 401, 403, 404, 409, 410, 503),
+)
+async def delete_thread(
+    thread_id: str, session: SessionDep, principal: Writer, if_match: IfMatch = None
+) -> Response:
+    """Soft delete: the thread disappears from every read and its id is never reused."""
+    await repository.soft_delete(session, principal, _thread_id(thread_id).uuid, parse_if_match(if_match))
+    return Response(status_code=204)
+
+
+def _encode_cursor(row: Any) -> str:
+    raw = json.dumps([row.last_activity_at.isoformat(), str(row.id)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        when, ident = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return datetime.fromisoformat(when), uuid.UUID(ident)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+        raise BadRequest("The cursor is not one this server issued.") from exc
+
+
+@router.get("", response_model=ThreadPage, responses=problem_responses(400, 401, 422, 503))
+async def list_threads(
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    workspace: Annotated[str | None, Query(max_length=4096)] = None,
+    scope: Scope = "mine",
+    archived: ArchivedFilter = "false",
+) -> Response:
+    """Thread summaries, newest ``last_activity_at`` first, keyset-paginated."""
+    rows = await repository.list_threads(
+        session,
+        principal,
+        scope=scope,
+        archived=archived,
+        workspace=workspace,
+        after=_decode_cursor(cursor) if cursor else None,
+        limit=limit,
+    )
+    page = rows[:limit]
+    next_cursor = _encode_cursor(page[-1]) if len(rows) > limit else None
+    return json_response({"threads": [summary(r) for r in page], "next_cursor": next_cursor})

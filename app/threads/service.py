@@ -1,0 +1,118 @@
+"""Thread logic that is neither HTTP nor SQL: validating documents, appends, merge patches, forks."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, TypeVar
+
+from loomsync.ids import ThreadId
+from loomsync.model import Metadata, Thread
+from pydantic import BaseModel, ValidationError
+
+from app.errors import ValidationFailed, validation_errors
+from app.threads.schemas import AppendRequest, ThreadPatch
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], raw: Any) -> M:
+    """Validate ``raw`` JSON against ``model``.
+
+    Raises:
+        ValidationFailed: 422 listing at most 20 ``{loc, msg}`` (input never echoed).
+    """
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        errors = validation_errors(exc.errors(include_url=False, include_input=False))
+        for err in errors:
+            err["loc"] = ["body", *err["loc"]]
+        raise ValidationFailed("The body is not a valid document.", errors=errors) from None
+
+
+def _refuse(loc: list[str | int], msg: str) -> ValidationFailed:
+    return ValidationFailed("The body is not a valid document.", errors=[{"loc": loc, "msg": msg}])
+
+
+def parse_thread(raw: Any, url_id: ThreadId | None) -> tuple[Thread, list[dict[str, Any]]]:
+    """Validate a thread body; return the model and the raw message dicts (stored verbatim).
+
+    Raises:
+        ValidationFailed: invalid document, ``id`` different from the URL's, or
+            ``is_private: true`` (private threads never reach the server, API.md §1).
+    """
+    thread = validate(Thread, raw)
+    if url_id is not None and thread.id is not None and thread.id != url_id:
+        raise _refuse(["body", "id"], "must equal the id in the URL")
+    if thread.is_private:
+        raise _refuse(["body", "is_private"], "private threads stay on the client; the server refuses them")
+    messages = raw.get("conversation", {}).get("messages", []) if isinstance(raw.get("conversation"), dict) else []
+    return thread, messages
+
+
+def apply_append(doc: dict[str, Any], request: AppendRequest) -> tuple[dict[str, Any], bool]:
+    """The document after an append's state fields; returns (document, commits changed?)."""
+    fields = request.model_dump(mode="json", exclude_unset=True, exclude={"messages", "last_activity_at"})
+    if not fields:
+        return doc, False
+    doc = dict(doc)
+    commits_changed = False
+    for key, value in fields.items():
+        if key == "git_commits":
+            known = list(doc.get("git_commits") or [])
+            doc["git_commits"] = known + [sha for sha in dict.fromkeys(value) if sha not in known]
+            commits_changed = True
+        else:
+            doc[key] = value
+            commits_changed = commits_changed or key == "git_current_commit_sha"
+    return doc, commits_changed
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396 JSON merge patch of ``patch`` onto ``target`` (neither is modified)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def apply_patch(doc: dict[str, Any], raw_patch: dict[str, Any], patch: ThreadPatch) -> dict[str, Any]:
+    """The document after a PATCH (``archived`` is handled by the caller, it is a column).
+
+    Raises:
+        ValidationFailed: a ``null`` for a field that cannot be cleared, or patched metadata
+            that is not valid metadata.
+    """
+    doc = dict(doc)
+    for key in ("visibility", "is_shared_with_support", "archived"):
+        if key in raw_patch and raw_patch[key] is None:
+            raise _refuse(["body", key], "cannot be null")
+    if "metadata" in raw_patch:
+        if raw_patch["metadata"] is None:
+            raise _refuse(["body", "metadata"], "cannot be null; patch its members instead")
+        merged = merge_patch(doc.get("metadata") or {}, raw_patch["metadata"])
+        doc["metadata"] = validate(Metadata, merged).model_dump(mode="json")
+    if patch.visibility is not None:
+        doc["visibility"] = patch.visibility
+    if patch.is_shared_with_support is not None:
+        doc["is_shared_with_support"] = patch.is_shared_with_support
+    return doc
+
+
+def fork_document(source_document_text: str, source_id: ThreadId, source_version: int) -> dict[str, Any]:
+    """The stored document of a fork: private, not shared, ``metadata.extra.forked_from`` set."""
+    doc: dict[str, Any] = json.loads(source_document_text)
+    metadata = dict(doc.get("metadata") or {})
+    extra = dict(metadata.get("extra") or {})
+    extra["forked_from"] = {"id": str(source_id), "version": source_version}
+    metadata["extra"] = extra
+    doc["metadata"] = metadata
+    doc["visibility"] = "private"
+    doc["is_shared_with_support"] = False
+    return doc

@@ -1,0 +1,179 @@
+"""The thread document of API.md section 2, as pydantic models shared by server and client.
+
+Every model keeps unknown fields (``extra="allow"``) so that a newer client's fields survive
+an older server. Timestamps are timezone-aware UTC ``datetime`` values; input without an offset
+is read as UTC, and output is RFC 3339 with a ``Z`` suffix.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic.functional_validators import AfterValidator
+
+from loomsync.ids import ThreadId
+
+Visibility = Literal["private", "organization", "public"]
+Role = Literal["user", "assistant", "tool", "system"]
+
+#: Agent states named by API.md section 2; other strings are kept as given.
+AGENT_STATE_KINDS = (
+    "waiting_for_user_input",
+    "calling_llm",
+    "processing_llm_response",
+    "executing_tools",
+    "post_tools_hook",
+    "error",
+    "shutting_down",
+)
+
+#: Fields the server sets on output and ignores on input (API.md section 2).
+SERVER_FIELDS = frozenset({"owner_id", "org_id", "archived_at", "message_count"})
+
+
+def to_utc(value: datetime) -> datetime:
+    """Return ``value`` in UTC; a naive datetime is taken to be UTC already (API.md §2)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def format_utc(value: datetime) -> str:
+    """Format as RFC 3339 UTC with ``Z``, keeping only the sub-second digits that carry data.
+
+    ``2026-01-02T16:39:45.349Z`` stays as written; whole seconds print without a fraction.
+    """
+    value = to_utc(value)
+    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+    micros = value.microsecond
+    if micros == 0:
+        return base + "Z"
+    if micros % 1000 == 0:
+        return f"{base}.{micros // 1000:03d}Z"
+    return f"{base}.{micros:06d}Z"
+
+
+UtcDatetime = Annotated[
+    datetime,
+    AfterValidator(to_utc),
+    PlainSerializer(format_utc, return_type=str, when_used="json"),
+]
+
+
+class _Open(BaseModel):
+    """Base for document parts: unknown fields are kept and returned unchanged."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class ToolCall(_Open):
+    """A tool call made by an assistant message: ``{id, tool_name, arguments_json}``."""
+
+    id: str | None = None
+    tool_name: str | None = None
+    arguments_json: Any = None
+
+
+class Message(_Open):
+    """One turn of a conversation (API.md section 2, "Message").
+
+    ``content`` is arbitrary text: NUL characters, lone surrogates and megabytes of tool
+    output are all valid and round-trip exactly.
+    """
+
+    role: Role
+    content: str = ""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    created_at: UtcDatetime | None = None
+    id: str | None = None
+
+
+class Conversation(_Open):
+    """``{"messages": [Message]}``, in conversation order."""
+
+    messages: list[Message] = Field(default_factory=list)
+
+
+class AgentState(_Open):
+    """What the agent was doing when the thread was saved; unknown ``kind`` values are kept."""
+
+    kind: str | None = None
+    retries: int | None = None
+    last_error: Any = None
+    pending_tool_calls: list[Any] | None = None
+
+
+class Metadata(_Open):
+    """Title, tags, pin flag and a free-form ``extra`` object."""
+
+    title: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    is_pinned: bool = False
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Thread(_Open):
+    """A thread document (API.md section 2).
+
+    Every field except ``id`` is optional on input. ``version`` is the base version of a write
+    (section 5). Server fields (``owner_id``, ``org_id``, ``archived_at``, ``message_count``)
+    appear on output and are ignored on input.
+    """
+
+    id: ThreadId | None = None
+    version: int = Field(default=0, ge=0)
+    created_at: UtcDatetime | None = None
+    updated_at: UtcDatetime | None = None
+    last_activity_at: UtcDatetime | None = None
+    workspace_root: str | None = None
+    cwd: str | None = None
+    loom_version: str | None = None
+    git_branch: str | None = None
+    git_remote_url: str | None = None
+    git_initial_branch: str | None = None
+    git_initial_commit_sha: str | None = None
+    git_current_commit_sha: str | None = None
+    git_commits: list[str] = Field(default_factory=list)
+    git_start_dirty: bool | None = None
+    git_end_dirty: bool | None = None
+    provider: str | None = None
+    model: str | None = None
+    conversation: Conversation = Field(default_factory=Conversation)
+    agent_state: AgentState | None = None
+    metadata: Metadata = Field(default_factory=Metadata)
+    is_private: bool = False
+    visibility: Visibility = "organization"
+    is_shared_with_support: bool = False
+
+    @field_validator("git_commits")
+    @classmethod
+    def _no_blank_commits(cls, value: list[str]) -> list[str]:
+        if any(not sha.strip() for sha in value):
+            raise ValueError("commit SHAs must not be blank")
+        return value
+
+    @property
+    def messages(self) -> list[Message]:
+        """Shortcut for ``conversation.messages``."""
+        return self.conversation.messages
+
+
+__all__ = [
+    "AGENT_STATE_KINDS",
+    "SERVER_FIELDS",
+    "AgentState",
+    "Conversation",
+    "Message",
+    "Metadata",
+    "Role",
+    "Thread",
+    "ToolCall",
+    "UtcDatetime",
+    "Visibility",
+    "format_utc",
+    "to_utc",
+]
