@@ -138,9 +138,16 @@ def create_token(
         raise ValueError("token create needs LOOMSYNC_JWT_SECRET (or the embedded server's secret)")
     algorithm = next((a for a in settings.algorithms if a.startswith("HS")), None)
     if algorithm is None:
-        raise ValueError("token create signs with HS256/384/512; none is in LOOMSYNC_JWT_ALGORITHMS")
+        raise ValueError(
+            "token create signs with HS256/384/512; none is in LOOMSYNC_JWT_ALGORITHMS"
+        )
     now = int(time.time())
-    claims: dict[str, Any] = {"sub": sub, "roles": roles or [], "iat": now, "exp": now + ttl_seconds}
+    claims: dict[str, Any] = {
+        "sub": sub,
+        "roles": roles or [],
+        "iat": now,
+        "exp": now + ttl_seconds,
+    }
     if org:
         claims["org"] = org
     if settings.jwt_issuer:

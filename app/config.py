@@ -12,7 +12,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
 MIN_SECRET_BYTES = 32
-SUPPORTED_ALGORITHMS = frozenset({"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"})
+SUPPORTED_ALGORITHMS = frozenset(
+    {"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"}
+)
 
 
 def normalize_database_url(url: str) -> str:
@@ -73,7 +75,9 @@ class Settings(BaseSettings):
             raise ValueError("LOOMSYNC_JWT_ALGORITHMS names no algorithm")
         unknown = set(algorithms) - SUPPORTED_ALGORITHMS
         if unknown:
-            raise ValueError(f"unsupported JWT algorithms: {sorted(unknown)} ('none' is never allowed)")
+            raise ValueError(
+                f"unsupported JWT algorithms: {sorted(unknown)} ('none' is never allowed)"
+            )
         asymmetric = [a for a in algorithms if not a.startswith("HS")]
         if asymmetric and self.jwt_public_key is None and self.jwt_jwks is None:
             raise ValueError(f"{asymmetric} need LOOMSYNC_JWT_PUBLIC_KEY or LOOMSYNC_JWT_JWKS")

@@ -15,7 +15,12 @@ from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from app.config import Settings, normalize_database_url
 
@@ -98,7 +103,8 @@ async def schema_revision(engine: AsyncEngine) -> str | None:
         exists = await conn.scalar(text("SELECT to_regclass('alembic_version') IS NOT NULL"))
         if not exists:
             return None
-        return await conn.scalar(text("SELECT version_num FROM alembic_version"))
+        revision = await conn.scalar(text("SELECT version_num FROM alembic_version"))
+        return str(revision) if revision is not None else None
 
 
 def start_embedded(data_dir: Path) -> Any:
@@ -107,10 +113,10 @@ def start_embedded(data_dir: Path) -> Any:
     The handle's ``get_uri()`` is a ``postgresql://`` URL over a Unix socket; the server stops
     when the last process using it exits.
     """
-    import pgserver
+    from pgserver.postgres_server import get_server
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(data_dir / "pgdata", cleanup_mode="stop")
+    server = get_server(data_dir / "pgdata", cleanup_mode="stop")
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE}';")
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {EMBEDDED_DATABASE};")

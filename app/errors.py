@@ -78,7 +78,12 @@ class AppError(Exception):
     def to_response(self) -> JSONResponse:
         """Render as problem JSON."""
         return problem(
-            self.status, self.detail, code=self.code, title=self.title, headers=self.headers(), **self.extra
+            self.status,
+            self.detail,
+            code=self.code,
+            title=self.title,
+            headers=self.headers(),
+            **self.extra,
         )
 
 
@@ -182,7 +187,7 @@ def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else "Request failed."
-        return problem(exc.status_code, detail, headers=exc.headers)
+        return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
 
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
@@ -191,7 +196,9 @@ def install_handlers(app: FastAPI) -> None:
             log.warning("database unavailable (request %s): %s", request_id, exc.orig)
             return Unavailable("The database is unavailable; retry shortly.").to_response()
         log.error("database error (request %s)", request_id, exc_info=exc)
-        return problem(500, f"Internal error; quote request id {request_id}.", request_id=request_id)
+        return problem(
+            500, f"Internal error; quote request id {request_id}.", request_id=request_id
+        )
 
     @app.exception_handler(OSError)
     async def _unreachable(request: Request, exc: OSError) -> JSONResponse:

@@ -8,8 +8,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from loomsync import __version__
-from loomsync.model import Thread
 from pydantic import TypeAdapter
 
 from app.auth import TokenVerifier
@@ -20,6 +18,8 @@ from app.health import router as health_router
 from app.middleware import BodyLimitMiddleware, RequestIdMiddleware
 from app.threads.router import router as threads_router
 from app.threads.schemas import AppendRequest, ForkRequest, ThreadPatch
+from loomsync import __version__
+from loomsync.model import Thread
 
 _BODY_MODELS: tuple[type[Any], ...] = (Thread, AppendRequest, ThreadPatch, ForkRequest)
 
@@ -28,14 +28,18 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     """The OpenAPI document, with the body models that routes parse themselves registered."""
     if app.openapi_schema:
         return app.openapi_schema
-    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for model in _BODY_MODELS:
         model_schema = TypeAdapter(model).json_schema(ref_template="#/components/schemas/{model}")
         for name, definition in model_schema.pop("$defs", {}).items():
             components.setdefault(name, definition)
         components[model.__name__] = model_schema
-    schema["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}
+    schema["components"]["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    }
     schema["security"] = [{"bearer": []}, {}]
     app.openapi_schema = schema
     return schema

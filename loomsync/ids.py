@@ -73,7 +73,9 @@ class ThreadId(str):
 
         return core_schema.no_info_after_validator_function(
             validate,
-            core_schema.str_schema(pattern=r"^T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"),
+            core_schema.str_schema(
+                pattern=r"^T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+            ),
             serialization=core_schema.to_string_ser_schema(),
         )
 

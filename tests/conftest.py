@@ -58,7 +58,9 @@ async def app(settings: Settings) -> AsyncIterator[FastAPI]:
 async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client talking to the app in-process (httpx ASGITransport)."""
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=120) as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://testserver", timeout=120
+    ) as c:
         yield c
 
 
@@ -70,7 +72,9 @@ def auth(settings: Settings) -> TokenFactory:
     """``auth(sub, org=None, roles=())`` → Authorization headers for a fresh token."""
 
     def make(sub: str, org: str | None = None, roles: tuple[str, ...] = ()) -> dict[str, str]:
-        return {"Authorization": f"Bearer {create_token(settings, sub, org=org, roles=list(roles))}"}
+        return {
+            "Authorization": f"Bearer {create_token(settings, sub, org=org, roles=list(roles))}"
+        }
 
     return make
 

@@ -43,7 +43,9 @@ def can_read(principal: Principal, thread: AccessFacts) -> bool:
 
 def can_write(principal: Principal, thread: AccessFacts) -> bool:
     """True when ``principal`` may write ``thread``: its owner or an admin (API.md §4)."""
-    return not principal.is_anonymous and (principal.is_admin or principal.user_id == thread.owner_id)
+    return not principal.is_anonymous and (
+        principal.is_admin or principal.user_id == thread.owner_id
+    )
 
 
 def readable(principal: Principal) -> ColumnElement[bool]:

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.threads.indexing import message_texts
 from loomsync.ids import ThreadId
 from loomsync.model import SERVER_FIELDS, Thread, format_utc
 
-from app.threads.indexing import message_texts
-
 #: Fields kept in columns, not in the stored document: set or owned by the server.
-COLUMN_FIELDS = frozenset({"id", "version", "created_at", "updated_at", "last_activity_at"}) | SERVER_FIELDS
+COLUMN_FIELDS = (
+    frozenset({"id", "version", "created_at", "updated_at", "last_activity_at"}) | SERVER_FIELDS
+)
 
 
 class JsonSyntaxError(ValueError):
@@ -83,7 +84,9 @@ class PreparedMessage:
     tool_text: str
 
 
-def prepare_messages(messages: Iterable[dict[str, Any]], start_seq: int = 0) -> list[PreparedMessage]:
+def prepare_messages(
+    messages: Iterable[dict[str, Any]], start_seq: int = 0
+) -> list[PreparedMessage]:
     """Serialise raw (already validated) message dicts, numbering them from ``start_seq``."""
     prepared = []
     for offset, message in enumerate(messages):
@@ -131,7 +134,11 @@ def derived_columns(doc: dict[str, Any]) -> dict[str, Any]:
 def commit_shas(doc: dict[str, Any]) -> list[str]:
     """Distinct lowercase commit SHAs named by the document, in first-seen order."""
     shas: list[str] = []
-    for value in [*(doc.get("git_commits") or []), doc.get("git_initial_commit_sha"), doc.get("git_current_commit_sha")]:
+    for value in [
+        *(doc.get("git_commits") or []),
+        doc.get("git_initial_commit_sha"),
+        doc.get("git_current_commit_sha"),
+    ]:
         if isinstance(value, str) and value.strip():
             sha = value.strip().lower()
             if sha not in shas:
@@ -201,4 +208,6 @@ def as_timestamp(value: datetime | None) -> str | None:
 
 def changed_indexes(old_hashes: Sequence[bytes], new: Sequence[PreparedMessage]) -> list[int]:
     """Indexes below both lengths whose message differs (by SHA-256 of its JSON text)."""
-    return [i for i in range(min(len(old_hashes), len(new))) if old_hashes[i] != new[i].content_hash]
+    return [
+        i for i in range(min(len(old_hashes), len(new))) if old_hashes[i] != new[i].content_hash
+    ]

@@ -82,7 +82,9 @@ def thread_texts(doc: dict[str, Any]) -> tuple[str, str]:
 def message_texts(message: dict[str, Any]) -> tuple[str, str]:
     """The ``C`` text (content) and ``D`` text (tool names and arguments) of one message."""
     content = message.get("content")
-    content_text = cap(content, MESSAGE_HEAD_CHARS, MESSAGE_TAIL_CHARS) if isinstance(content, str) else ""
+    content_text = (
+        cap(content, MESSAGE_HEAD_CHARS, MESSAGE_TAIL_CHARS) if isinstance(content, str) else ""
+    )
     tool_parts: list[str] = []
     name = message.get("tool_name")
     if isinstance(name, str):
@@ -92,7 +94,9 @@ def message_texts(message: dict[str, Any]) -> tuple[str, str]:
             if isinstance(call.get("tool_name"), str):
                 tool_parts.append(call["tool_name"])
             args = call.get("arguments_json")
-            tool_parts.append(args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))
+            tool_parts.append(
+                args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            )
     tool_text = cap(" ".join(tool_parts), TOOL_TEXT_CHARS)
     return clean(content_text), clean(tool_text)
 

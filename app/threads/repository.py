@@ -48,10 +48,14 @@ from app.threads.indexing import TEXT_SEARCH_CONFIG, thread_texts, weighted
 from app.threads.preconditions import Precondition
 from app.threads.tables import thread_commits, thread_messages, threads
 
+ARCHIVED_AT = threads.c.archived_at
+MESSAGE_COUNT = threads.c.message_count
+
 _MESSAGES_TEXT = (
     select(
         func.string_agg(
-            thread_messages.c.body.cast(Text), aggregate_order_by(literal(","), thread_messages.c.seq)
+            thread_messages.c.body.cast(Text),
+            aggregate_order_by(literal(","), thread_messages.c.seq),
         )
     )
     .where(thread_messages.c.thread_id == threads.c.id)
@@ -111,7 +115,9 @@ def _facts(row: Any) -> AccessFacts:
     return AccessFacts(row.owner_id, row.org_id, row.visibility, row.is_shared_with_support)
 
 
-async def _load(session: AsyncSession, thread_id: uuid.UUID, *, with_messages: bool) -> Row[Any] | None:
+async def _load(
+    session: AsyncSession, thread_id: uuid.UUID, *, with_messages: bool
+) -> Row[Any] | None:
     columns: list[Any] = [threads, threads.c.document.cast(Text).label("document_text")]
     if with_messages:
         columns.append(_MESSAGES_TEXT.label("messages_text"))
@@ -123,7 +129,9 @@ def _render(row: Any) -> bytes:
     return render_thread(row, row.document_text, getattr(row, "messages_text", None))
 
 
-async def read_thread(session: AsyncSession, principal: Principal, thread_id: uuid.UUID) -> tuple[bytes, int]:
+async def read_thread(
+    session: AsyncSession, principal: Principal, thread_id: uuid.UUID
+) -> tuple[bytes, int]:
     """The thread as output JSON bytes and its version.
 
     Raises:
@@ -146,7 +154,7 @@ async def _refusal(
     *,
     creating: bool = False,
 ) -> Exception:
-    """Why a claim matched no row: 404, 410, 403 or 409 with the current thread (API.md §4–5)."""
+    """Why a claim matched no row: 404, 410, 403 or 409 with the current thread (API.md sections 4 and 5)."""
     await session.rollback()
     row = await _load(session, thread_id, with_messages=True)
     client_version = precondition.client_version if precondition else None
@@ -162,8 +170,12 @@ async def _refusal(
     facts = _facts(row)
     if not can_read(principal, facts):
         if creating:
-            return Conflict("A thread with this id already exists.", server_version=None,
-                            client_version=client_version, current=None)
+            return Conflict(
+                "A thread with this id already exists.",
+                server_version=None,
+                client_version=client_version,
+                current=None,
+            )
         return NotFound("No such thread.")
     if row.deleted_at is not None:
         return Gone("The thread was deleted; its id cannot be reused.")
@@ -177,7 +189,9 @@ async def _refusal(
     )
 
 
-async def _write_commits(session: AsyncSession, thread_id: uuid.UUID, doc: dict[str, Any], *, replace: bool) -> None:
+async def _write_commits(
+    session: AsyncSession, thread_id: uuid.UUID, doc: dict[str, Any], *, replace: bool
+) -> None:
     if replace:
         await session.execute(delete(thread_commits).where(thread_commits.c.thread_id == thread_id))
     shas = commit_shas(doc)
@@ -190,12 +204,16 @@ async def _write_commits(session: AsyncSession, thread_id: uuid.UUID, doc: dict[
         await session.execute(stmt, {"thread_id": thread_id, "shas": shas})
 
 
-async def _insert_messages(session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]) -> None:
+async def _insert_messages(
+    session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
+) -> None:
     if messages:
         await session.execute(_INSERT_MESSAGES, _message_params(thread_id, messages))
 
 
-async def _replace_messages(session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]) -> None:
+async def _replace_messages(
+    session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
+) -> None:
     """Make the stored messages equal ``messages``, rewriting only rows whose hash changed."""
     result = await session.execute(
         select(thread_messages.c.content_hash)
@@ -265,7 +283,9 @@ async def create_or_replace(
         )
         claimed = (await session.execute(stmt)).first()
         created = claimed is not None
-    nonzero = Precondition(frozenset(v for v in precondition.versions if v), precondition.any_version)
+    nonzero = Precondition(
+        frozenset(v for v in precondition.versions if v), precondition.any_version
+    )
     if claimed is None and allow_replace and (nonzero.versions or nonzero.any_version):
         stmt_update = (
             update(threads)
@@ -287,7 +307,9 @@ async def create_or_replace(
         )
         claimed = (await session.execute(stmt_update)).first()
     if claimed is None:
-        raise await _refusal(session, principal, thread_id, precondition, creating=not allow_replace)
+        raise await _refusal(
+            session, principal, thread_id, precondition, creating=not allow_replace
+        )
     if created:
         await _insert_messages(session, thread_id, messages)
     else:
@@ -325,20 +347,26 @@ async def claim(
         .values(version=threads.c.version + 1, updated_at=func.now(), **values)
         .returning(threads, threads.c.document.cast(Text).label("document_text"))
     )
-    row = (await session.execute(stmt)).first()
+    row: Row[Any] | None = (await session.execute(stmt)).first()
     if row is None:
         raise await _refusal(session, principal, thread_id, precondition)
     return row
 
 
-async def store_document(session: AsyncSession, thread_id: uuid.UUID, doc: dict[str, Any], *, commits_changed: bool) -> None:
+async def store_document(
+    session: AsyncSession, thread_id: uuid.UUID, doc: dict[str, Any], *, commits_changed: bool
+) -> None:
     """Write a changed document (and its derived columns) for a thread claimed by :func:`claim`."""
-    await session.execute(update(threads).where(threads.c.id == thread_id).values(**_document_values(doc)))
+    await session.execute(
+        update(threads).where(threads.c.id == thread_id).values(**_document_values(doc))
+    )
     if commits_changed:
         await _write_commits(session, thread_id, doc, replace=False)
 
 
-async def append_messages(session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]) -> None:
+async def append_messages(
+    session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
+) -> None:
     """Insert ``messages`` (numbered after those already stored); costs O(appended), not O(thread)."""
     await _insert_messages(session, thread_id, messages)
 
@@ -346,7 +374,9 @@ async def append_messages(session: AsyncSession, thread_id: uuid.UUID, messages:
 def check_message_limit(count: int, limit: int) -> None:
     """Raise PayloadTooLarge when a thread would hold more than ``limit`` messages (API.md §8)."""
     if count > limit:
-        raise PayloadTooLarge(f"A thread holds at most {limit} messages; this write would make {count}.")
+        raise PayloadTooLarge(
+            f"A thread holds at most {limit} messages; this write would make {count}."
+        )
 
 
 async def render(session: AsyncSession, thread_id: uuid.UUID) -> bytes:
@@ -356,7 +386,9 @@ async def render(session: AsyncSession, thread_id: uuid.UUID) -> bytes:
     return _render(row)
 
 
-async def load_readable(session: AsyncSession, principal: Principal, thread_id: uuid.UUID) -> Row[Any]:
+async def load_readable(
+    session: AsyncSession, principal: Principal, thread_id: uuid.UUID
+) -> Row[Any]:
     """A thread row the caller may read and that is not deleted.
 
     Raises:
@@ -409,7 +441,10 @@ async def insert_fork(
 
 
 async def soft_delete(
-    session: AsyncSession, principal: Principal, thread_id: uuid.UUID, precondition: Precondition | None
+    session: AsyncSession,
+    principal: Principal,
+    thread_id: uuid.UUID,
+    precondition: Precondition | None,
 ) -> None:
     """Mark a thread deleted (owner or admin). Raises as :func:`claim` does."""
     await claim(session, principal, thread_id, precondition, deleted_at=func.now())

@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
-from loomsync.ids import InvalidThreadId, ThreadId
 from sqlalchemy import func
 
 from app.auth import CurrentPrincipal, Principal
@@ -38,11 +37,14 @@ from app.threads.schemas import (
     ThreadPatch,
     problem_responses,
 )
+from loomsync.ids import InvalidThreadId, ThreadId
 
 router = APIRouter(prefix="/api/threads", tags=["threads"])
 
 
-def json_response(content: bytes | Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
+def json_response(
+    content: bytes | Any, status_code: int = 200, headers: dict[str, str] | None = None
+) -> Response:
     """A JSON response from ready bytes or a JSON-able value (lone surrogates escaped safely)."""
     body = content if isinstance(content, bytes) else dump_json(content).encode()
     return Response(body, status_code=status_code, headers=headers, media_type="application/json")
@@ -84,7 +86,10 @@ def _body_ref(name: str) -> dict[str, Any]:
 
 def _object(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
-        raise ValidationFailed("The body must be a JSON object.", errors=[{"loc": ["body"], "msg": "must be an object"}])
+        raise ValidationFailed(
+            "The body must be a JSON object.",
+            errors=[{"loc": ["body"], "msg": "must be an object"}],
+        )
     return raw
 
 
@@ -138,8 +143,10 @@ async def create_thread(
     "/{thread_id}",
     response_model=ThreadOut,
     status_code=200,
-    responses={201: {"model": ThreadOut, "description": "Created"}}
-    | problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 503),
+    responses={
+        201: {"model": ThreadOut, "description": "Created"},
+        **problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 503),
+    },
     openapi_extra=_body_ref("Thread"),
 )
 async def put_thread(
@@ -175,7 +182,9 @@ async def get_thread(thread_id: str, session: SessionDep, principal: CurrentPrin
         "requestBody": {
             "required": True,
             "content": {
-                "application/merge-patch+json": {"schema": {"$ref": "#/components/schemas/ThreadPatch"}},
+                "application/merge-patch+json": {
+                    "schema": {"$ref": "#/components/schemas/ThreadPatch"}
+                },
                 "application/json": {"schema": {"$ref": "#/components/schemas/ThreadPatch"}},
             },
         }
@@ -190,7 +199,9 @@ async def patch_thread(
     patch = service.validate(ThreadPatch, raw_patch)
     values: dict[str, Any] = {}
     if patch.archived is not None:
-        values["archived_at"] = func.coalesce(repository.threads.c.archived_at, func.now()) if patch.archived else None
+        values["archived_at"] = (
+            func.coalesce(repository.ARCHIVED_AT, func.now()) if patch.archived else None
+        )
     row = await repository.claim(session, principal, tid.uuid, parse_if_match(if_match), **values)
     doc = service.apply_patch(json.loads(row.document_text), raw_patch, patch)
     await repository.store_document(session, tid.uuid, doc, commits_changed=False)
@@ -222,7 +233,7 @@ async def append_messages(
     request = service.validate(AppendRequest, raw_body)
     raw_messages = raw_body.get("messages") or []
     values: dict[str, Any] = {
-        "message_count": repository.threads.c.message_count + len(raw_messages),
+        "message_count": repository.MESSAGE_COUNT + len(raw_messages),
         "last_activity_at": request.last_activity_at or func.now(),
     }
     row = await repository.claim(session, principal, tid.uuid, precondition, **values)
@@ -245,7 +256,9 @@ async def append_messages(
     responses=problem_responses(400, 401, 404, 410, 422, 503),
     openapi_extra=_body_ref("ForkRequest"),
 )
-async def fork_thread(thread_id: str, session: SessionDep, principal: Writer, request: Request) -> Response:
+async def fork_thread(
+    thread_id: str, session: SessionDep, principal: Writer, request: Request
+) -> Response:
     """Copy messages ``[0, up_to)`` into a new private thread owned by the caller."""
     tid = _thread_id(thread_id)
     raw = await _json_body(request) if await request.body() else {}
@@ -272,7 +285,9 @@ async def delete_thread(
     thread_id: str, session: SessionDep, principal: Writer, if_match: IfMatch = None
 ) -> Response:
     """Soft delete: the thread disappears from every read and its id is never reused."""
-    await repository.soft_delete(session, principal, _thread_id(thread_id).uuid, parse_if_match(if_match))
+    await repository.soft_delete(
+        session, principal, _thread_id(thread_id).uuid, parse_if_match(if_match)
+    )
     return Response(status_code=204)
 
 

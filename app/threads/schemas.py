@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from loomsync.model import AgentState, Message, Thread, UtcDatetime, Visibility
 from pydantic import BaseModel, ConfigDict, Field
+
+from loomsync.model import AgentState, Message, Thread, UtcDatetime, Visibility
 
 Scope = Literal["mine", "visible"]
 ArchivedFilter = Literal["false", "true", "any"]

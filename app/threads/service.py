@@ -6,12 +6,12 @@ import copy
 import json
 from typing import Any, TypeVar
 
-from loomsync.ids import ThreadId
-from loomsync.model import Metadata, Thread
 from pydantic import BaseModel, ValidationError
 
 from app.errors import ValidationFailed, validation_errors
 from app.threads.schemas import AppendRequest, ThreadPatch
+from loomsync.ids import ThreadId
+from loomsync.model import Metadata, Thread
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -46,14 +46,22 @@ def parse_thread(raw: Any, url_id: ThreadId | None) -> tuple[Thread, list[dict[s
     if url_id is not None and thread.id is not None and thread.id != url_id:
         raise _refuse(["body", "id"], "must equal the id in the URL")
     if thread.is_private:
-        raise _refuse(["body", "is_private"], "private threads stay on the client; the server refuses them")
-    messages = raw.get("conversation", {}).get("messages", []) if isinstance(raw.get("conversation"), dict) else []
+        raise _refuse(
+            ["body", "is_private"], "private threads stay on the client; the server refuses them"
+        )
+    messages = (
+        raw.get("conversation", {}).get("messages", [])
+        if isinstance(raw.get("conversation"), dict)
+        else []
+    )
     return thread, messages
 
 
 def apply_append(doc: dict[str, Any], request: AppendRequest) -> tuple[dict[str, Any], bool]:
     """The document after an append's state fields; returns (document, commits changed?)."""
-    fields = request.model_dump(mode="json", exclude_unset=True, exclude={"messages", "last_activity_at"})
+    fields = request.model_dump(
+        mode="json", exclude_unset=True, exclude={"messages", "last_activity_at"}
+    )
     if not fields:
         return doc, False
     doc = dict(doc)
@@ -82,7 +90,9 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def apply_patch(doc: dict[str, Any], raw_patch: dict[str, Any], patch: ThreadPatch) -> dict[str, Any]:
+def apply_patch(
+    doc: dict[str, Any], raw_patch: dict[str, Any], patch: ThreadPatch
+) -> dict[str, Any]:
     """The document after a PATCH (``archived`` is handled by the caller, it is a column).
 
     Raises:
@@ -105,7 +115,9 @@ def apply_patch(doc: dict[str, Any], raw_patch: dict[str, Any], patch: ThreadPat
     return doc
 
 
-def fork_document(source_document_text: str, source_id: ThreadId, source_version: int) -> dict[str, Any]:
+def fork_document(
+    source_document_text: str, source_id: ThreadId, source_version: int
+) -> dict[str, Any]:
     """The stored document of a fork: private, not shared, ``metadata.extra.forked_from`` set."""
     doc: dict[str, Any] = json.loads(source_document_text)
     metadata = dict(doc.get("metadata") or {})

@@ -55,7 +55,9 @@ threads = Table(
     Column("message_count", Integer, nullable=False, server_default=text("0")),
     Column("document", JSON(none_as_null=True), nullable=False),
     Column("search_vector", TSVECTOR, nullable=False),
-    CheckConstraint("visibility IN ('private', 'organization', 'public')", name="threads_visibility"),
+    CheckConstraint(
+        "visibility IN ('private', 'organization', 'public')", name="threads_visibility"
+    ),
     CheckConstraint("version >= 1", name="threads_version_positive"),
 )
 Index(
@@ -83,7 +85,12 @@ Index("threads_search", threads.c.search_vector, postgresql_using="gin")
 thread_messages = Table(
     "thread_messages",
     metadata,
-    Column("thread_id", UUID(as_uuid=True), ForeignKey("threads.id", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "thread_id",
+        UUID(as_uuid=True),
+        ForeignKey("threads.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
     Column("seq", Integer, primary_key=True),
     Column("role", Text, nullable=False),
     Column("body", JSON(none_as_null=True), nullable=False),
@@ -95,7 +102,12 @@ Index("thread_messages_search", thread_messages.c.search_vector, postgresql_usin
 thread_commits = Table(
     "thread_commits",
     metadata,
-    Column("thread_id", UUID(as_uuid=True), ForeignKey("threads.id", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "thread_id",
+        UUID(as_uuid=True),
+        ForeignKey("threads.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
     Column("sha", Text, primary_key=True),
 )
 Index("thread_commits_sha_prefix", thread_commits.c.sha, postgresql_ops={"sha": "text_pattern_ops"})

@@ -1,0 +1,43 @@
+# The few targets a newcomer needs. `make run` and `make test` do all the set-up themselves.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint format migrate revision bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "loomsync needs Python >= 3.11"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install loomsync with its dev tools
+
+run: install  ## serve on 127.0.0.1:8080 (embedded PostgreSQL unless LOOMSYNC_DATABASE_URL is set)
+	$(BIN)/loomsync-server serve
+
+lint: install  ## ruff (lint + format check) and mypy --strict
+	$(BIN)/ruff check app loomsync tests migrations bench
+	$(BIN)/ruff format --check app loomsync tests migrations bench
+	$(BIN)/mypy app loomsync
+
+format: install
+	$(BIN)/ruff format app loomsync tests migrations bench
+	$(BIN)/ruff check --fix app loomsync tests migrations bench
+
+test: lint  ## lint, then pytest (database: LOOMSYNC_TEST_DATABASE_URL, else Docker, else embedded)
+	$(BIN)/pytest
+
+migrate: install  ## alembic upgrade head on LOOMSYNC_DATABASE_URL (or the embedded server)
+	$(BIN)/loomsync-server migrate
+
+revision: install  ## new migration: make revision m="what it does"
+	$(BIN)/alembic revision -m "$(m)"
+
+bench: install  ## benchmarks under bench/
+	@ls bench/*.py >/dev/null 2>&1 && for f in bench/*.py; do $(BIN)/python $$f || exit 1; done || echo "no benchmarks yet"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,187 @@
+"""``loomsync-server``: serve | migrate | token create (ARCHITECTURE.md "Running")."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import re
+from typing import Annotated, Any
+
+import typer
+from pydantic import SecretStr, ValidationError
+from rich.console import Console
+
+from app.auth import create_token
+from app.config import Settings
+from app.database import (
+    embedded_secret,
+    embedded_url,
+    head_revision,
+    make_engine,
+    migrate,
+    schema_revision,
+    start_embedded,
+)
+from app.logs import configure_logging
+
+cli = typer.Typer(no_args_is_help=True, help="The loomsync thread sync server.")
+token_cli = typer.Typer(no_args_is_help=True, help="Mint bearer tokens.")
+cli.add_typer(token_cli, name="token")
+console = Console(stderr=True)
+
+_TTL = re.compile(r"^(\d+)([smhdw]?)$")
+_TTL_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_ttl(value: str) -> int:
+    """``30d``, ``12h``, ``90m``, ``45s``, ``2w`` or plain seconds → seconds.
+
+    Raises:
+        typer.BadParameter: any other form, or zero.
+    """
+    match = _TTL.match(value.strip())
+    if not match or int(match.group(1)) == 0:
+        raise typer.BadParameter("use a positive number with s, m, h, d or w (e.g. 30d)")
+    return int(match.group(1)) * _TTL_UNITS[match.group(2)]
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        console.print(f"[red]Configuration error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _with_embedded(settings: Settings) -> tuple[Settings, str, Any]:
+    """Settings and database URL, starting the embedded PostgreSQL when no URL is configured."""
+    if settings.async_database_url:
+        return settings, settings.async_database_url, None
+    console.print(f"Starting the embedded PostgreSQL under {settings.data_dir} …")
+    server = start_embedded(settings.data_dir)
+    url = embedded_url(server)
+    if settings.jwt_secret is None:
+        settings = settings.model_copy(
+            update={"jwt_secret": SecretStr(embedded_secret(settings.data_dir))}
+        )
+    return settings, url, server
+
+
+def _schema_is_current(url: str, settings: Settings) -> tuple[bool, str | None]:
+    async def check() -> str | None:
+        engine = make_engine(url, settings)
+        try:
+            return await schema_revision(engine)
+        finally:
+            await engine.dispose()
+
+    current = asyncio.run(check())
+    return current == head_revision(), current
+
+
+@cli.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address [LOOMSYNC_HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="Port [LOOMSYNC_PORT].")] = None,
+    migrate_first: Annotated[
+        bool | None,
+        typer.Option(
+            "--migrate/--no-migrate",
+            help="Migrate before serving (default: only for the embedded server).",
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
+) -> None:
+    """Serve the API. Without LOOMSYNC_DATABASE_URL, start the embedded PostgreSQL, migrate it,
+    and print a token that works."""
+    settings = _settings()
+    configure_logging(settings)
+    embedded = not settings.async_database_url
+    settings, url, server = _with_embedded(settings)
+    if settings.jwt_secret is None and not settings.jwt_public_key and not settings.jwt_jwks:
+        console.print(
+            "[red]Set LOOMSYNC_JWT_SECRET (or a public key / JWKS) to verify tokens.[/red]"
+        )
+        raise typer.Exit(2)
+    if migrate_first if migrate_first is not None else embedded:
+        migrate(url)
+    else:
+        current, revision = _schema_is_current(url, settings)
+        if not current:
+            console.print(
+                f"[red]The schema is at {revision}, not {head_revision()}: run `loomsync-server migrate`"
+                " or pass --migrate.[/red]"
+            )
+            raise typer.Exit(1)
+    host = host or settings.host
+    port = port or settings.port
+    if embedded:
+        token = create_token(settings, getpass.getuser(), org="local", ttl_seconds=30 * 86400)
+        console.print(f"Embedded database: {settings.data_dir / 'pgdata'}")
+        console.print("A token for you (30 days):")
+        typer.echo(token)
+        console.print(
+            f"Try: curl -H 'Authorization: Bearer <token>' http://{host}:{port}/api/threads"
+        )
+    os.environ["LOOMSYNC_DATABASE_URL"] = url
+    if settings.jwt_secret is not None:
+        os.environ["LOOMSYNC_JWT_SECRET"] = settings.jwt_secret.get_secret_value()
+    import uvicorn
+
+    try:
+        uvicorn.run(
+            "app.asgi:create",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=settings.log_level.lower(),
+            proxy_headers=True,
+        )
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
+@cli.command("migrate")
+def migrate_command() -> None:
+    """Bring the schema to the latest revision (alembic upgrade head)."""
+    settings = _settings()
+    configure_logging(settings)
+    _, url, server = _with_embedded(settings)
+    try:
+        migrate(url)
+    finally:
+        if server is not None:
+            server.cleanup()
+    console.print(f"Schema at revision {head_revision()}.")
+
+
+@token_cli.command("create")
+def token_create(
+    sub: Annotated[str, typer.Option(help="User id (the token's sub claim).")],
+    org: Annotated[str | None, typer.Option(help="Organization id (org claim).")] = None,
+    role: Annotated[
+        list[str] | None, typer.Option(help="Role, e.g. admin or support; repeatable.")
+    ] = None,
+    ttl: Annotated[str, typer.Option(help="Lifetime: 30d, 12h, 90m, 45s, 2w.")] = "30d",
+) -> None:
+    """Print a signed bearer token (HS256 with LOOMSYNC_JWT_SECRET, or the embedded server's)."""
+    settings = _settings()
+    seconds = parse_ttl(ttl)
+    if settings.jwt_secret is None and not settings.async_database_url:
+        settings = settings.model_copy(
+            update={"jwt_secret": SecretStr(embedded_secret(settings.data_dir))}
+        )
+    try:
+        token = create_token(settings, sub, org=org, roles=role or [], ttl_seconds=seconds)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    typer.echo(token)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()
