@@ -153,13 +153,16 @@ async def _refusal(
     precondition: Precondition | None,
     *,
     creating: bool = False,
+    replacing: bool = False,
 ) -> Exception:
-    """Why a claim matched no row: 404, 410, 403 or 409 with the current thread (API.md sections 4 and 5)."""
+    """Why a claim matched no row: 404, 410, 403 or 409 with the current thread (API.md sections
+    4 and 5). A missing thread is 404, except for a create (POST) and a replace (PUT), where it
+    is a version conflict with server version 0."""
     await session.rollback()
     row = await _load(session, thread_id, with_messages=True)
     client_version = precondition.client_version if precondition else None
     if row is None:
-        if creating:
+        if not (creating or replacing):
             return NotFound("No such thread.")
         return Conflict(
             "The thread does not exist on the server (version 0).",
@@ -168,14 +171,15 @@ async def _refusal(
             current=None,
         )
     facts = _facts(row)
+    readable_now = can_read(principal, facts) and row.deleted_at is None
+    if creating:
+        return Conflict(
+            "A thread with this id already exists (ids are never reused).",
+            server_version=row.version if readable_now else None,
+            client_version=client_version,
+            current=json.loads(_render(row)) if readable_now else None,
+        )
     if not can_read(principal, facts):
-        if creating:
-            return Conflict(
-                "A thread with this id already exists.",
-                server_version=None,
-                client_version=client_version,
-                current=None,
-            )
         return NotFound("No such thread.")
     if row.deleted_at is not None:
         return Gone("The thread was deleted; its id cannot be reused.")
@@ -308,7 +312,7 @@ async def create_or_replace(
         claimed = (await session.execute(stmt_update)).first()
     if claimed is None:
         raise await _refusal(
-            session, principal, thread_id, precondition, creating=not allow_replace
+            session, principal, thread_id, precondition, creating=not allow_replace, replacing=allow_replace
         )
     if created:
         await _insert_messages(session, thread_id, messages)

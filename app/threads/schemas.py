@@ -79,9 +79,9 @@ class AppendResult(BaseModel):
 
 
 class ThreadPatch(BaseModel):
-    """JSON merge patch (RFC 7396) of the fields API.md §6 lets PATCH change."""
+    """JSON merge patch (RFC 7396) of the fields API.md §6 lets PATCH change (strict types)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     metadata: dict[str, Any] | None = None
     visibility: Visibility | None = None
@@ -92,7 +92,7 @@ class ThreadPatch(BaseModel):
 class ForkRequest(BaseModel):
     """Body of ``POST /api/threads/{id}/fork``: copy messages ``[0, up_to)`` (all when absent)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     up_to: int | None = Field(default=None, ge=0)
 
