@@ -17,26 +17,44 @@ from app.errors import install_handlers
 from app.health import router as health_router
 from app.middleware import BodyLimitMiddleware, RequestIdMiddleware
 from app.threads.router import router as threads_router
-from app.threads.schemas import AppendRequest, ForkRequest, ThreadPatch
+from app.threads.schemas import AppendRequest, ConflictProblem, ForkRequest, Problem, ThreadPatch
 from loomsync import __version__
 from loomsync.model import Thread
 
-_BODY_MODELS: tuple[type[Any], ...] = (Thread, AppendRequest, ThreadPatch, ForkRequest)
+_EXTRA_MODELS: tuple[type[Any], ...] = (
+    Thread,
+    AppendRequest,
+    ThreadPatch,
+    ForkRequest,
+    Problem,
+    ConflictProblem,
+)
+_PROBLEM_422 = {
+    "description": "Validation error",
+    "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+}
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The OpenAPI document, with the body models that routes parse themselves registered."""
+    """The OpenAPI document: body and problem models that routes parse or render themselves are
+    registered, and FastAPI's default 422 schema is replaced by problem JSON (API.md §7)."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(
         title=app.title, version=app.version, description=app.description, routes=app.routes
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
-    for model in _BODY_MODELS:
+    for model in _EXTRA_MODELS:
         model_schema = TypeAdapter(model).json_schema(ref_template="#/components/schemas/{model}")
         for name, definition in model_schema.pop("$defs", {}).items():
             components.setdefault(name, definition)
         components[model.__name__] = model_schema
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            if "422" in operation.get("responses", {}):
+                operation["responses"]["422"] = _PROBLEM_422
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
     schema["components"]["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
     }

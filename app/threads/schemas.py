@@ -139,10 +139,11 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     }
     out: dict[int | str, dict[str, Any]] = {}
     for status in statuses:
-        model = ConflictProblem if status == 409 else Problem
+        name = "ConflictProblem" if status == 409 else "Problem"
         out[status] = {
-            "model": model,
             "description": descriptions[status],
-            "content": {"application/problem+json": {}},
+            "content": {
+                "application/problem+json": {"schema": {"$ref": f"#/components/schemas/{name}"}}
+            },
         }
     return out
