@@ -62,8 +62,18 @@ class TokenVerifier:
         elif settings.jwt_public_key is not None:
             self._public_key = settings.jwt_public_key.read_text()
 
-    def _key_for(self, algorithm: str) -> Any:
-        return self._hmac_key if algorithm.startswith("HS") else self._public_key
+    def _key_for(self, algorithm: str, kid: Any) -> Any:
+        """The HMAC secret, the PEM key, or the JWKS key(s) for this token.
+
+        With a JWKS file a token naming a ``kid`` is checked against that key only (an unknown
+        ``kid`` has no key); a token without ``kid`` may match any key of the set.
+        """
+        if algorithm.startswith("HS"):
+            return self._hmac_key
+        if isinstance(self._public_key, dict) and kid is not None:
+            keys = [k for k in self._public_key.get("keys", []) if k.get("kid") == kid]
+            return {"keys": keys} if keys else None
+        return self._public_key
 
     def verify(self, token: str) -> Principal:
         """Return the Principal named by a valid token.
@@ -80,7 +90,7 @@ class TokenVerifier:
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.algorithms:
             raise Unauthorized("The token's algorithm is not accepted.")
-        key = self._key_for(algorithm)
+        key = self._key_for(algorithm, header.get("kid"))
         if key is None:
             raise Unauthorized("No key is configured for the token's algorithm.")
         try:

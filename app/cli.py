@@ -30,7 +30,7 @@ token_cli = typer.Typer(no_args_is_help=True, help="Mint bearer tokens.")
 cli.add_typer(token_cli, name="token")
 console = Console(stderr=True)
 
-_TTL = re.compile(r"^(\d+)([smhdw]?)$")
+_TTL = re.compile(r"^(\d+)([smhdw]?)$", re.ASCII)
 _TTL_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 

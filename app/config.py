@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -58,7 +57,7 @@ class Settings(BaseSettings):
     log_format: Literal["console", "json"] = "console"
     data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))
 
-    @cached_property
+    @property
     def algorithms(self) -> list[str]:
         """The JWT algorithms accepted, from the comma list ``LOOMSYNC_JWT_ALGORITHMS``."""
         return [a.strip().upper() for a in self.jwt_algorithms.split(",") if a.strip()]

@@ -98,8 +98,15 @@ class Unauthorized(AppError):
 
     status, code, title = 401, "unauthorized", "Unauthorized"
 
+    def __init__(self, detail: str, *, token_sent: bool = True) -> None:
+        super().__init__(detail)
+        self.token_sent = token_sent
+
     def headers(self) -> dict[str, str]:
-        """RFC 6750 section 3: ``WWW-Authenticate: Bearer error="invalid_token"``."""
+        """RFC 6750 section 3: ``Bearer error="invalid_token"`` for a bad token; a bare
+        ``Bearer`` challenge when no token was sent (section 3.1)."""
+        if not self.token_sent:
+            return {"WWW-Authenticate": 'Bearer realm="loomsync"'}
         return {"WWW-Authenticate": 'Bearer error="invalid_token"'}
 
 

@@ -59,7 +59,7 @@ def _thread_id(value: str) -> ThreadId:
 
 def _writer(principal: CurrentPrincipal) -> Principal:
     if principal.is_anonymous:
-        raise Unauthorized("Writes need a bearer token.")
+        raise Unauthorized("Writes need a bearer token.", token_sent=False)
     return principal
 
 

@@ -1,0 +1,282 @@
+"""The access table of API.md section 4, cell by cell, through HTTP.
+
+Every test makes its own cast (owner, same-org user, other-org user, anonymous, a ``support``
+and an ``admin`` user from another organization) with ids unique to the test, and puts its
+threads in a workspace of its own, so listings only ever see this test's threads.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from loomsync.ids import ThreadId
+from tests.conftest import TokenFactory
+
+KINDS: dict[str, dict[str, Any]] = {
+    "private": {"visibility": "private", "is_shared_with_support": False},
+    "organization": {"visibility": "organization", "is_shared_with_support": False},
+    "public": {"visibility": "public", "is_shared_with_support": False},
+    "organization_shared": {"visibility": "organization", "is_shared_with_support": True},
+    "private_shared": {"visibility": "private", "is_shared_with_support": True},
+}
+
+# API.md section 4, one row per caller, one column per entry of KINDS.
+# W = read and write, R = read only, - = 404 exactly as for a missing thread.
+# fmt: off
+TABLE: dict[str, tuple[str, ...]] = {
+    #             private organization public org_shared private_shared
+    "owner":     ("W",    "W",         "W",   "W",       "W"),
+    "same_org":  ("-",    "R",         "R",   "R",       "-"),
+    "other_org": ("-",    "-",         "R",   "-",       "-"),
+    "anonymous": ("-",    "-",         "R",   "-",       "-"),
+    "support":   ("-",    "-",         "R",   "R",       "R"),
+    "admin":     ("W",    "W",         "W",   "W",       "W"),
+}
+# fmt: on
+CALLERS = tuple(TABLE)
+CELLS = [
+    pytest.param(caller, kind, TABLE[caller][i], id=f"{caller}-{kind}")
+    for caller in CALLERS
+    for i, kind in enumerate(KINDS)
+]
+WRITES = ("put", "patch", "delete", "append")
+SUCCESS = {"put": 200, "patch": 200, "delete": 204, "append": 200}
+
+
+@dataclass(frozen=True, slots=True)
+class People:
+    """The callers of one test: user ids, Authorization headers, and a workspace of its own."""
+
+    users: dict[str, str]
+    headers: dict[str, dict[str, str]]
+    workspace: str
+
+
+@pytest.fixture
+def people(
+    auth: TokenFactory, new_user: Callable[[str], str], new_org: Callable[[str], str]
+) -> People:
+    acme, globex = new_org("acme"), new_org("globex")
+    users = {
+        "owner": new_user("olivia"),
+        "same_org": new_user("sam"),
+        "other_org": new_user("otto"),
+        "support": new_user("sue"),
+        "admin": new_user("ada"),
+    }
+    headers = {
+        "owner": auth(users["owner"], org=acme),
+        "same_org": auth(users["same_org"], org=acme),
+        "other_org": auth(users["other_org"], org=globex),
+        "anonymous": {},
+        "support": auth(users["support"], org=globex, roles=("support",)),
+        "admin": auth(users["admin"], org=globex, roles=("admin",)),
+    }
+    return People(users, headers, f"/work/{uuid.uuid4().hex}")
+
+
+def document(tid: str, kind: str, workspace: str, title: str = "original") -> dict[str, Any]:
+    return {
+        "id": tid,
+        "workspace_root": workspace,
+        "metadata": {"title": title},
+        "conversation": {"messages": [{"role": "user", "content": "hello"}]},
+        **KINDS[kind],
+    }
+
+
+async def create(
+    client: httpx.AsyncClient, people: People, kind: str, author: str = "owner"
+) -> ThreadId:
+    tid = ThreadId.new()
+    body = document(tid, kind, people.workspace)
+    r = await client.put(f"/api/threads/{tid}", json=body, headers=people.headers[author])
+    assert r.status_code == 201, r.text
+    return tid
+
+
+async def write(
+    client: httpx.AsyncClient, people: People, caller: str, op: str, tid: ThreadId, kind: str
+) -> httpx.Response:
+    """One write of kind ``op`` by ``caller``, based on version 1 (the thread as created)."""
+    url = f"/api/threads/{tid}"
+    headers = {**people.headers[caller], "If-Match": '"1"'}
+    if op == "put":
+        body = document(tid, kind, people.workspace, title="changed")
+        return await client.put(url, json=body, headers=headers)
+    if op == "patch":
+        return await client.patch(url, json={"metadata": {"title": "changed"}}, headers=headers)
+    if op == "append":
+        body = {"messages": [{"role": "assistant", "content": "hi"}]}
+        return await client.post(f"{url}/messages", json=body, headers=headers)
+    return await client.delete(url, headers=headers)
+
+
+async def owner_view(client: httpx.AsyncClient, people: People, tid: ThreadId) -> httpx.Response:
+    return await client.get(f"/api/threads/{tid}", headers=people.headers["owner"])
+
+
+def assert_problem(r: httpx.Response, status: int, code: str) -> None:
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["code"] == code
+
+
+async def listed(client: httpx.AsyncClient, people: People, caller: str, scope: str) -> list[str]:
+    params: dict[str, str | int] = {"scope": scope, "workspace": people.workspace, "limit": 200}
+    r = await client.get("/api/threads", params=params, headers=people.headers[caller])
+    assert r.status_code == 200, r.text
+    assert r.json()["next_cursor"] is None
+    return [t["id"] for t in r.json()["threads"]]
+
+
+@pytest.mark.parametrize(("caller", "kind", "cell"), CELLS)
+async def test_read_follows_access_table(
+    client: httpx.AsyncClient, people: People, caller: str, kind: str, cell: str
+) -> None:
+    tid = await create(client, people, kind)
+    r = await client.get(f"/api/threads/{tid}", headers=people.headers[caller])
+    if cell == "-":
+        missing = await client.get(f"/api/threads/{ThreadId.new()}", headers=people.headers[caller])
+        assert_problem(r, 404, "not_found")
+        assert r.json() == missing.json()
+        assert r.headers["content-type"] == missing.headers["content-type"]
+        assert "etag" not in r.headers
+    else:
+        assert r.status_code == 200, r.text
+        assert r.json()["id"] == tid
+        assert r.json()["owner_id"] == people.users["owner"]
+        assert r.headers["etag"] == '"1"'
+
+
+@pytest.mark.parametrize("op", WRITES)
+@pytest.mark.parametrize(("caller", "kind", "cell"), CELLS)
+async def test_write_follows_access_table(
+    client: httpx.AsyncClient, people: People, caller: str, kind: str, cell: str, op: str
+) -> None:
+    tid = await create(client, people, kind)
+    r = await write(client, people, caller, op, tid, kind)
+    after = await owner_view(client, people, tid)
+    if caller == "anonymous":
+        assert_problem(r, 401, "unauthorized")
+    elif cell == "W":
+        assert r.status_code == SUCCESS[op], r.text
+        if op == "delete":
+            assert_problem(after, 410, "gone")
+            return
+        assert after.json()["version"] == 2
+        assert after.json()["owner_id"] == people.users["owner"]
+        assert after.json()["visibility"] == KINDS[kind]["visibility"]
+        return
+    elif cell == "R":
+        assert_problem(r, 403, "forbidden")
+    else:
+        assert_problem(r, 404, "not_found")
+    assert after.status_code == 200, after.text
+    assert after.json()["version"] == 1
+    assert after.json()["metadata"]["title"] == "original"
+    assert after.json()["message_count"] == 1
+
+
+@pytest.mark.parametrize(("caller", "kind", "cell"), CELLS)
+async def test_fork_needs_read_access_only(
+    client: httpx.AsyncClient, people: People, caller: str, kind: str, cell: str
+) -> None:
+    tid = await create(client, people, kind)
+    r = await client.post(f"/api/threads/{tid}/fork", json={}, headers=people.headers[caller])
+    if caller == "anonymous":
+        assert_problem(r, 401, "unauthorized")
+    elif cell == "-":
+        assert_problem(r, 404, "not_found")
+    else:
+        assert r.status_code == 201, r.text
+        assert r.json()["owner_id"] == people.users[caller]
+        assert r.json()["visibility"] == "private"
+
+
+async def test_same_org_user_forks_organization_thread_into_own_private_thread(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    tid = await create(client, people, "organization")
+    r = await client.post(f"/api/threads/{tid}/fork", json={}, headers=people.headers["same_org"])
+    assert r.status_code == 201, r.text
+    fork = r.json()
+    assert fork["id"] != tid
+    assert r.headers["location"] == f"/api/threads/{fork['id']}"
+    assert fork["owner_id"] == people.users["same_org"]
+    assert fork["visibility"] == "private"
+    assert fork["is_shared_with_support"] is False
+    assert fork["metadata"]["extra"]["forked_from"] == {"id": tid, "version": 1}
+    assert fork["conversation"]["messages"] == [{"role": "user", "content": "hello"}]
+    hidden = await owner_view(client, people, fork["id"])
+    assert_problem(hidden, 404, "not_found")
+    source = await owner_view(client, people, tid)
+    assert source.json()["version"] == 1
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+async def test_list_visible_shows_exactly_readable_threads(
+    client: httpx.AsyncClient, people: People, caller: str
+) -> None:
+    ids = {kind: await create(client, people, kind) for kind in KINDS}
+    expected = {ids[kind] for kind, cell in zip(KINDS, TABLE[caller], strict=True) if cell != "-"}
+    got = await listed(client, people, caller, "visible")
+    assert len(got) == len(set(got))
+    assert set(got) == expected
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+async def test_list_mine_shows_only_callers_own_threads(
+    client: httpx.AsyncClient, people: People, caller: str
+) -> None:
+    owners = {kind: await create(client, people, kind) for kind in KINDS}
+    sams = await create(client, people, "organization", author="same_org")
+    expected = {"owner": set(owners.values()), "same_org": {sams}}.get(caller, set())
+    got = await listed(client, people, caller, "mine")
+    assert len(got) == len(set(got))
+    assert set(got) == expected
+
+
+async def test_anonymous_create_gets_401_and_stores_nothing(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    tid = ThreadId.new()
+    r = await client.post("/api/threads", json=document(tid, "public", people.workspace))
+    assert_problem(r, 401, "unauthorized")
+    assert_problem(await client.get(f"/api/threads/{tid}"), 404, "not_found")
+
+
+@pytest.mark.parametrize("method", ["put", "post"])
+async def test_private_session_is_refused_and_not_stored(
+    client: httpx.AsyncClient, people: People, method: str
+) -> None:
+    tid = ThreadId.new()
+    body = {**document(tid, "private", people.workspace), "is_private": True}
+    headers = people.headers["owner"]
+    if method == "put":
+        r = await client.put(f"/api/threads/{tid}", json=body, headers=headers)
+    else:
+        r = await client.post("/api/threads", json=body, headers=headers)
+    assert_problem(r, 422, "validation_error")
+    assert {"loc": ["body", "is_private"]} in [{"loc": e["loc"]} for e in r.json()["errors"]]
+    assert_problem(await owner_view(client, people, tid), 404, "not_found")
+    assert await listed(client, people, "owner", "mine") == []
+
+
+async def test_private_session_replacing_stored_thread_is_refused_and_changes_nothing(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    tid = await create(client, people, "organization")
+    body = {**document(tid, "organization", people.workspace, "changed"), "is_private": True}
+    headers = {**people.headers["owner"], "If-Match": '"1"'}
+    r = await client.put(f"/api/threads/{tid}", json=body, headers=headers)
+    assert_problem(r, 422, "validation_error")
+    after = await owner_view(client, people, tid)
+    assert after.json()["version"] == 1
+    assert after.json()["metadata"]["title"] == "original"
