@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -56,7 +57,17 @@ def problem(
         "code": code,
         **extra,
     }
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+    return _ProblemResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+
+
+class _ProblemResponse(JSONResponse):
+    """JSONResponse that escapes lone surrogates (a 409's ``current`` thread may hold them)."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
 class AppError(Exception):
@@ -162,11 +173,23 @@ class Unavailable(AppError):
         return {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
+MAX_LOC_CHARS = 64
+
+
+def _short(part: str) -> str:
+    """A location part as shown in a 422: field names are client input too, so long ones are cut."""
+    return part if len(part) <= MAX_LOC_CHARS else part[:MAX_LOC_CHARS] + "…"
+
+
 def validation_errors(errors: Any) -> list[dict[str, Any]]:
     """Reduce pydantic errors to at most 20 ``{loc, msg}`` items, never echoing input values."""
     out: list[dict[str, Any]] = []
     for err in list(errors)[:MAX_LISTED_ERRORS]:
-        loc = [part for part in err.get("loc", ()) if isinstance(part, (str, int))]
+        loc = [
+            part if isinstance(part, int) else _short(part)
+            for part in err.get("loc", ())
+            if isinstance(part, (str, int))
+        ]
         out.append({"loc": loc, "msg": str(err.get("msg", "invalid value"))})
     return out
 

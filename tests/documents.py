@@ -28,7 +28,7 @@ def comparable(doc: dict[str, Any]) -> dict[str, Any]:
 
 def assert_round_trip(sent: dict[str, Any], got: dict[str, Any]) -> None:
     """``got`` equals ``sent`` apart from what API.md §2 lets the server change."""
-    for key in THREAD_TIMESTAMPS + ("updated_at",):
+    for key in (*THREAD_TIMESTAMPS, "updated_at"):
         value = got.get(key)
         assert value is None or value.endswith("Z"), f"{key} is not UTC Z: {value!r}"
     assert got["conversation"]["messages"] == sent["conversation"]["messages"]

@@ -46,7 +46,9 @@ async def test_not_ready_when_database_is_unreachable(settings: Settings) -> Non
     assert response.status_code == 503
 
 
-async def test_thread_request_during_outage_is_503_with_retry_after(settings: Settings, auth) -> None:
+async def test_thread_request_during_outage_is_503_with_retry_after(
+    settings: Settings, auth
+) -> None:
     app = create_app(settings, database_url="postgresql://postgres@127.0.0.1:1/none")
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         response = await c.get("/api/threads", headers=auth("someone"))

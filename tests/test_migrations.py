@@ -19,7 +19,9 @@ TABLES = {"threads", "thread_messages", "thread_commits"}
 
 
 async def _tables(url: str) -> set[str]:
-    conn = await asyncpg.connect(make_url(url).set(drivername="postgresql").render_as_string(hide_password=False))
+    conn = await asyncpg.connect(
+        make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    )
     try:
         rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
         return {r["tablename"] for r in rows}

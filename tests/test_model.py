@@ -18,7 +18,15 @@ def test_new_ids_are_uuidv7_and_sort_by_creation() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["", "T-", "T-xyz", "t-" + str(uuid.uuid4()), "T-" + str(uuid.uuid4()).upper(), str(uuid.uuid4()), "T-" + uuid.uuid4().hex],
+    [
+        "",
+        "T-",
+        "T-xyz",
+        "t-" + str(uuid.uuid4()),
+        "T-" + str(uuid.uuid4()).upper(),
+        str(uuid.uuid4()),
+        "T-" + uuid.uuid4().hex,
+    ],
 )
 def test_parse_rejects_non_canonical_ids(bad: str) -> None:
     with pytest.raises(InvalidThreadId):
@@ -29,7 +37,10 @@ def test_unknown_fields_are_kept_at_every_level() -> None:
     raw = {
         "id": str(ThreadId.new()),
         "future": {"x": 1},
-        "conversation": {"messages": [{"role": "user", "content": "c", "extra_m": [1]}], "c_extra": True},
+        "conversation": {
+            "messages": [{"role": "user", "content": "c", "extra_m": [1]}],
+            "c_extra": True,
+        },
         "metadata": {"m_extra": "y", "extra": {"deep": {"deeper": None}}},
         "agent_state": {"kind": "brand_new_kind", "s_extra": 2},
     }

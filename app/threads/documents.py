@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.threads.indexing import message_texts
+from app.errors import BadRequest
+from app.threads.indexing import clean, message_texts
 from loomsync.ids import ThreadId
 from loomsync.model import SERVER_FIELDS, Thread, format_utc
 
@@ -26,14 +27,16 @@ COLUMN_FIELDS = (
 )
 
 
-class JsonSyntaxError(ValueError):
-    """The body is not acceptable JSON (syntax, NaN/Infinity, number out of range, too deep)."""
+class JsonSyntaxError(BadRequest, ValueError):
+    """The body is not acceptable JSON (syntax, NaN/Infinity, number out of range, too deep).
+
+    A 400 wherever it is raised: nesting that parsed can still be too deep to serialise later."""
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise JsonSyntaxError(f"number out of range: {text[:40]}")
+        raise JsonSyntaxError("a number is out of range (larger than a 64-bit float)")
     return value
 
 
@@ -107,27 +110,37 @@ def prepare_messages(
 
 def storable_document(thread: Thread) -> dict[str, Any]:
     """The document to keep in ``threads.document``: validated, timestamps normalised, without
-    messages and without the fields kept in columns."""
-    doc = thread.model_dump(mode="json", exclude={"conversation": {"messages"}})
+    messages and without the fields kept in columns.
+
+    Python mode, not ``mode="json"``: pydantic's JSON mode mangles (or fails on) dict keys
+    holding lone surrogates; every datetime field is a column field, popped below."""
+    doc = thread.model_dump(exclude={"conversation": {"messages"}})
     for key in COLUMN_FIELDS:
         doc.pop(key, None)
     return doc
 
 
 def derived_columns(doc: dict[str, Any]) -> dict[str, Any]:
-    """Column values derived from a stored document (list filters, summaries, access)."""
+    """Column values derived from a stored document (list filters, summaries, access).
+
+    Text columns cannot hold NUL or lone surrogates: those become spaces here (the document
+    itself keeps them exactly)."""
     metadata = doc.get("metadata") or {}
+
+    def text(value: Any) -> Any:
+        return clean(value) if isinstance(value, str) else value
+
     return {
         "visibility": doc.get("visibility", "organization"),
         "is_shared_with_support": bool(doc.get("is_shared_with_support", False)),
-        "title": metadata.get("title"),
-        "tags": [t for t in metadata.get("tags") or [] if isinstance(t, str)],
+        "title": text(metadata.get("title")),
+        "tags": [clean(t) for t in metadata.get("tags") or [] if isinstance(t, str)],
         "is_pinned": bool(metadata.get("is_pinned", False)),
-        "workspace_root": doc.get("workspace_root"),
-        "git_branch": doc.get("git_branch"),
-        "git_remote_url": doc.get("git_remote_url"),
-        "provider": doc.get("provider"),
-        "model": doc.get("model"),
+        "workspace_root": text(doc.get("workspace_root")),
+        "git_branch": text(doc.get("git_branch")),
+        "git_remote_url": text(doc.get("git_remote_url")),
+        "provider": text(doc.get("provider")),
+        "model": text(doc.get("model")),
     }
 
 
@@ -140,7 +153,7 @@ def commit_shas(doc: dict[str, Any]) -> list[str]:
         doc.get("git_current_commit_sha"),
     ]:
         if isinstance(value, str) and value.strip():
-            sha = value.strip().lower()
+            sha = clean(value.strip()).lower()
             if sha not in shas:
                 shas.append(sha)
     return shas

@@ -312,7 +312,12 @@ async def create_or_replace(
         claimed = (await session.execute(stmt_update)).first()
     if claimed is None:
         raise await _refusal(
-            session, principal, thread_id, precondition, creating=not allow_replace, replacing=allow_replace
+            session,
+            principal,
+            thread_id,
+            precondition,
+            creating=not allow_replace,
+            replacing=allow_replace,
         )
     if created:
         await _insert_messages(session, thread_id, messages)

@@ -59,9 +59,8 @@ def parse_thread(raw: Any, url_id: ThreadId | None) -> tuple[Thread, list[dict[s
 
 def apply_append(doc: dict[str, Any], request: AppendRequest) -> tuple[dict[str, Any], bool]:
     """The document after an append's state fields; returns (document, commits changed?)."""
-    fields = request.model_dump(
-        mode="json", exclude_unset=True, exclude={"messages", "last_activity_at"}
-    )
+    # Python mode: pydantic's JSON mode fails on dict keys holding lone surrogates.
+    fields = request.model_dump(exclude_unset=True, exclude={"messages", "last_activity_at"})
     if not fields:
         return doc, False
     doc = dict(doc)
@@ -107,7 +106,7 @@ def apply_patch(
         if raw_patch["metadata"] is None:
             raise _refuse(["body", "metadata"], "cannot be null; patch its members instead")
         merged = merge_patch(doc.get("metadata") or {}, raw_patch["metadata"])
-        doc["metadata"] = validate(Metadata, merged).model_dump(mode="json")
+        doc["metadata"] = validate(Metadata, merged).model_dump()
     if patch.visibility is not None:
         doc["visibility"] = patch.visibility
     if patch.is_shared_with_support is not None:

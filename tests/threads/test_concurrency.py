@@ -26,7 +26,9 @@ async def test_concurrent_puts_with_same_if_match_one_wins_rest_409(
     assert (await client.put(url, json=_doc(tid, "start"), headers=headers)).status_code == 201
 
     async def write(n: int) -> httpx.Response:
-        return await client.put(url, json=_doc(tid, f"writer {n}"), headers={**headers, "If-Match": '"1"'})
+        return await client.put(
+            url, json=_doc(tid, f"writer {n}"), headers={**headers, "If-Match": '"1"'}
+        )
 
     responses = await asyncio.gather(*(write(n) for n in range(WRITERS)))
     statuses = Counter(r.status_code for r in responses)
@@ -51,7 +53,9 @@ async def test_concurrent_creates_of_one_id_one_201_rest_409(
     tid = ThreadId.new()
 
     async def create(n: int) -> httpx.Response:
-        return await client.put(f"/api/threads/{tid}", json=_doc(tid, f"creator {n}"), headers=headers)
+        return await client.put(
+            f"/api/threads/{tid}", json=_doc(tid, f"creator {n}"), headers=headers
+        )
 
     responses = await asyncio.gather(*(create(n) for n in range(WRITERS)))
     assert Counter(r.status_code for r in responses) == {201: 1, 409: WRITERS - 1}
@@ -80,7 +84,9 @@ async def test_concurrent_appends_with_same_base_lose_nothing(
 
     async def append(n: int) -> httpx.Response:
         body = {"messages": [{"role": "assistant", "content": f"reply {n}"}]}
-        return await client.post(f"{url}/messages", json=body, headers={**headers, "If-Match": '"1"'})
+        return await client.post(
+            f"{url}/messages", json=body, headers={**headers, "If-Match": '"1"'}
+        )
 
     responses = await asyncio.gather(*(append(n) for n in range(WRITERS)))
     assert Counter(r.status_code for r in responses) == {200: 1, 409: WRITERS - 1}

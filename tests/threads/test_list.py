@@ -22,7 +22,9 @@ async def _put(client: httpx.AsyncClient, headers: dict[str, str], **fields: Any
     return str(tid)
 
 
-async def _all_pages(client: httpx.AsyncClient, headers: dict[str, str], **params: Any) -> list[str]:
+async def _all_pages(
+    client: httpx.AsyncClient, headers: dict[str, str], **params: Any
+) -> list[str]:
     ids: list[str] = []
     cursor = None
     while True:
@@ -34,7 +36,9 @@ async def _all_pages(client: httpx.AsyncClient, headers: dict[str, str], **param
             return ids
 
 
-async def test_pages_cover_every_thread_once_newest_first(client: httpx.AsyncClient, auth: TokenFactory, new_user) -> None:
+async def test_pages_cover_every_thread_once_newest_first(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user
+) -> None:
     headers = auth(new_user("lister"))
     same_time = (START + timedelta(days=1)).isoformat()
     ids = [
@@ -52,7 +56,10 @@ async def test_pagination_neither_repeats_nor_skips_while_others_are_written(
     client: httpx.AsyncClient, auth: TokenFactory, new_user
 ) -> None:
     headers = auth(new_user("lister"))
-    old = [await _put(client, headers, last_activity_at=(START + timedelta(hours=i)).isoformat()) for i in range(10)]
+    old = [
+        await _put(client, headers, last_activity_at=(START + timedelta(hours=i)).isoformat())
+        for i in range(10)
+    ]
     seen: list[str] = []
     page = (await client.get("/api/threads", params={"limit": 4}, headers=headers)).json()
     seen += [t["id"] for t in page["threads"]]
@@ -60,7 +67,9 @@ async def test_pagination_neither_repeats_nor_skips_while_others_are_written(
     await asyncio.gather(*(_put(client, headers) for _ in range(5)))
     cursor = page["next_cursor"]
     while cursor:
-        page = (await client.get("/api/threads", params={"limit": 4, "cursor": cursor}, headers=headers)).json()
+        page = (
+            await client.get("/api/threads", params={"limit": 4, "cursor": cursor}, headers=headers)
+        ).json()
         seen += [t["id"] for t in page["threads"]]
         cursor = page["next_cursor"]
     assert sorted(seen) == sorted(old)
@@ -83,12 +92,17 @@ async def test_summary_fields(client: httpx.AsyncClient, auth: TokenFactory, new
         "is_pinned", "visibility", "is_shared_with_support", "owner_id", "org_id", "version",
         "message_count", "created_at", "last_activity_at", "archived_at",
     }  # fmt: skip
-    assert summary["title"] == "T" and summary["tags"] == ["a"] and summary["is_pinned"] is True
-    assert summary["message_count"] == 1 and summary["org_id"] == "o1"
+    assert summary["title"] == "T"
+    assert summary["tags"] == ["a"]
+    assert summary["is_pinned"] is True
+    assert summary["message_count"] == 1
+    assert summary["org_id"] == "o1"
     assert summary["created_at"] == "2025-12-31T22:00:00Z"
 
 
-async def test_workspace_filter_is_exact(client: httpx.AsyncClient, auth: TokenFactory, new_user) -> None:
+async def test_workspace_filter_is_exact(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user
+) -> None:
     headers = auth(new_user("lister"))
     inside = await _put(client, headers, workspace_root="/repo/a")
     await _put(client, headers, workspace_root="/repo/a/b")
@@ -106,7 +120,9 @@ async def test_scope_mine_is_default_and_visible_adds_shared(
     their_private = await _put(client, colleague, visibility="private")
     assert await _all_pages(client, me) == [mine]
     visible = await _all_pages(client, me, scope="visible")
-    assert theirs in visible and mine in visible and their_private not in visible
+    assert theirs in visible
+    assert mine in visible
+    assert their_private not in visible
 
 
 async def test_anonymous_list_mine_is_empty(client: httpx.AsyncClient) -> None:
@@ -116,7 +132,15 @@ async def test_anonymous_list_mine_is_empty(client: httpx.AsyncClient) -> None:
 
 @pytest.mark.parametrize(
     "params",
-    [{"limit": 0}, {"limit": 201}, {"limit": "x"}, {"scope": "all"}, {"archived": "maybe"}, {"cursor": "!!!"}, {"cursor": "e30"}],
+    [
+        {"limit": 0},
+        {"limit": 201},
+        {"limit": "x"},
+        {"scope": "all"},
+        {"archived": "maybe"},
+        {"cursor": "!!!"},
+        {"cursor": "e30"},
+    ],
 )
 async def test_bad_list_parameters_are_4xx_problems(
     client: httpx.AsyncClient, auth: TokenFactory, new_user, params: dict[str, Any]
