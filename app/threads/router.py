@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sqlalchemy import func
@@ -16,7 +14,7 @@ from app.auth import CurrentPrincipal, Principal
 from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
-from app.threads import repository, service
+from app.threads import cursors, repository, search, service
 from app.threads.documents import (
     JsonSyntaxError,
     dump_json,
@@ -32,6 +30,7 @@ from app.threads.schemas import (
     ArchivedFilter,
     ForkRequest,
     Scope,
+    SearchPage,
     ThreadOut,
     ThreadPage,
     ThreadPatch,
@@ -164,6 +163,55 @@ async def put_thread(
 
 
 @router.get(
+    "/search",
+    response_model=SearchPage,
+    responses=problem_responses(400, 401, 422, 503),
+)
+async def search_threads(
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: CurrentPrincipal,
+    q: Annotated[str | None, Query(description="Words to find (1-1000 characters).")] = None,
+    syntax: Annotated[Literal["plain", "web"], Query()] = "plain",
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    workspace: Annotated[str | None, Query(max_length=4096)] = None,
+    scope: Scope = "mine",
+    archived: ArchivedFilter = "false",
+) -> Response:
+    """Ranked full-text search over titles, tags, git metadata, commits and every message."""
+    if q is None or not q.strip():
+        raise BadRequest("q must hold at least one non-blank character.")
+    if len(q) > settings.max_query_chars:
+        raise BadRequest(f"q is limited to {settings.max_query_chars} characters.")
+    after = cursors.decode(cursor, float, datetime, uuid.UUID) if cursor else None
+    filters = search.SearchFilters(scope=scope, archived=archived, workspace=workspace)
+    rows = list(
+        (
+            await session.execute(search.scored_hits(principal, q, syntax, filters, after, limit))
+        ).all()
+    )
+    page = rows[:limit]
+    found = await search.snippets(session, q, syntax, [(r.id, r.title) for r in page])
+    hits = [
+        {
+            "thread": summary(r),
+            "score": r.score,
+            "snippet": found.get(r.id, (None, None))[1],
+            "message_index": found.get(r.id, (None, None))[0],
+        }
+        for r in page
+    ]
+    last = page[-1] if page else None
+    next_cursor = (
+        cursors.encode(last.score, last.last_activity_at, last.id)
+        if last and len(rows) > limit
+        else None
+    )
+    return json_response({"hits": hits, "next_cursor": next_cursor})
+
+
+@router.get(
     "/{thread_id}",
     response_model=ThreadOut,
     responses=problem_responses(400, 401, 404, 410, 503),
@@ -291,20 +339,6 @@ async def delete_thread(
     return Response(status_code=204)
 
 
-def _encode_cursor(row: Any) -> str:
-    raw = json.dumps([row.last_activity_at.isoformat(), str(row.id)]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        when, ident = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(when), uuid.UUID(ident)
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise BadRequest("The cursor is not one this server issued.") from exc
-
-
 @router.get("", response_model=ThreadPage, responses=problem_responses(400, 401, 422, 503))
 async def list_threads(
     session: SessionDep,
@@ -322,9 +356,12 @@ async def list_threads(
         scope=scope,
         archived=archived,
         workspace=workspace,
-        after=_decode_cursor(cursor) if cursor else None,
+        after=cursors.decode(cursor, datetime, uuid.UUID) if cursor else None,
         limit=limit,
     )
     page = rows[:limit]
-    next_cursor = _encode_cursor(page[-1]) if len(rows) > limit else None
+    last = page[-1] if page else None
+    next_cursor = (
+        cursors.encode(last.last_activity_at, last.id) if last and len(rows) > limit else None
+    )
     return json_response({"threads": [summary(r) for r in page], "next_cursor": next_cursor})

@@ -51,6 +51,24 @@ class ThreadPage(BaseModel):
     next_cursor: str | None
 
 
+class SearchHit(BaseModel):
+    """One search result: the thread, its score, and where it matched best."""
+
+    thread: ThreadSummary
+    score: float
+    snippet: str | None = Field(
+        description="Best passage; matches in <b>…</b>, the rest HTML-escaped"
+    )
+    message_index: int | None = Field(description="Index of the message the snippet comes from")
+
+
+class SearchPage(BaseModel):
+    """A page of hits, best first; pass ``next_cursor`` back as ``cursor`` (null: done)."""
+
+    hits: list[SearchHit]
+    next_cursor: str | None
+
+
 class AppendRequest(BaseModel):
     """Body of ``POST /api/threads/{id}/messages``: new messages and, optionally, fresh state.
 
