@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+LINTED := app loomsync tests migrations $(wildcard bench)
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run test lint format migrate revision bench clean
@@ -19,13 +20,13 @@ run: install  ## serve on 127.0.0.1:8080 (embedded PostgreSQL unless LOOMSYNC_DA
 	$(BIN)/loomsync-server serve
 
 lint: install  ## ruff (lint + format check) and mypy --strict
-	$(BIN)/ruff check app loomsync tests migrations bench
-	$(BIN)/ruff format --check app loomsync tests migrations bench
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy app loomsync
 
 format: install
-	$(BIN)/ruff format app loomsync tests migrations bench
-	$(BIN)/ruff check --fix app loomsync tests migrations bench
+	$(BIN)/ruff format $(LINTED)
+	$(BIN)/ruff check --fix $(LINTED)
 
 test: lint  ## lint, then pytest (database: LOOMSYNC_TEST_DATABASE_URL, else Docker, else embedded)
 	$(BIN)/pytest
