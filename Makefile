@@ -37,8 +37,8 @@ migrate: install  ## alembic upgrade head on LOOMSYNC_DATABASE_URL (or the embed
 revision: install  ## new migration: make revision m="what it does"
 	$(BIN)/alembic revision -m "$(m)"
 
-bench: install  ## benchmarks under bench/
-	@ls bench/*.py >/dev/null 2>&1 && for f in bench/*.py; do $(BIN)/python $$f || exit 1; done || echo "no benchmarks yet"
+bench: install  ## benchmarks (bench/README.md); results are appended to bench/RESULTS.md
+	$(BIN)/python -m bench.search
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

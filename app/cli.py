@@ -170,7 +170,18 @@ def token_create(
     """Print a signed bearer token (HS256 with LOOMSYNC_JWT_SECRET, or the embedded server's)."""
     settings = _settings()
     seconds = parse_ttl(ttl)
+    if not sub.strip():
+        console.print("[red]--sub must name a user (a non-blank string).[/red]")
+        raise typer.Exit(2)
     if settings.jwt_secret is None and not settings.async_database_url:
+        secret_file = settings.data_dir / "jwt_secret"
+        if not secret_file.exists():
+            console.print(
+                f"[red]No signing secret at {secret_file}: start the embedded server once"
+                " (`loomsync-server serve`) with the same XDG_DATA_HOME / LOOMSYNC_DATA_DIR,"
+                " or set LOOMSYNC_JWT_SECRET.[/red]"
+            )
+            raise typer.Exit(2)
         settings = settings.model_copy(
             update={"jwt_secret": SecretStr(embedded_secret(settings.data_dir))}
         )

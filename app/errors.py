@@ -219,6 +219,10 @@ def install_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else "Request failed."
         return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
 
+    @app.exception_handler(RecursionError)
+    async def _too_deep(_: Request, __: RecursionError) -> JSONResponse:
+        return problem(400, "The JSON nesting is too deep.")
+
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
         request_id = request.scope.get("state", {}).get("request_id", "-")

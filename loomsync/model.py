@@ -10,8 +10,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
-from pydantic.functional_validators import AfterValidator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    StrictInt,
+    field_validator,
+)
+from pydantic.functional_validators import AfterValidator, BeforeValidator
 
 from loomsync.ids import ThreadId
 
@@ -28,6 +36,9 @@ AGENT_STATE_KINDS = (
     "error",
     "shutting_down",
 )
+
+#: Versions are 32-bit on the server (PostgreSQL ``integer``).
+MAX_VERSION = 2**31 - 1
 
 #: Fields the server sets on output and ignores on input (API.md section 2).
 SERVER_FIELDS = frozenset({"owner_id", "org_id", "archived_at", "message_count"})
@@ -55,8 +66,18 @@ def format_utc(value: datetime) -> str:
     return f"{base}.{micros:06d}Z"
 
 
+def _rfc3339_text(value: Any) -> Any:
+    """Timestamps arrive as RFC 3339 strings; numbers are refused, never read as Unix time."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be an RFC 3339 timestamp string")
+    return value
+
+
 UtcDatetime = Annotated[
     datetime,
+    BeforeValidator(_rfc3339_text),
     AfterValidator(to_utc),
     PlainSerializer(format_utc, return_type=str, when_used="json"),
 ]
@@ -102,7 +123,7 @@ class AgentState(_Open):
     """What the agent was doing when the thread was saved; unknown ``kind`` values are kept."""
 
     kind: str | None = None
-    retries: int | None = None
+    retries: StrictInt | None = None
     last_error: Any = None
     pending_tool_calls: list[Any] | None = None
 
@@ -112,7 +133,7 @@ class Metadata(_Open):
 
     title: str | None = None
     tags: list[str] = Field(default_factory=list)
-    is_pinned: bool = False
+    is_pinned: StrictBool = False
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -125,7 +146,7 @@ class Thread(_Open):
     """
 
     id: ThreadId | None = None
-    version: int = Field(default=0, ge=0)
+    version: StrictInt = Field(default=0, ge=0, le=MAX_VERSION)
     created_at: UtcDatetime | None = None
     updated_at: UtcDatetime | None = None
     last_activity_at: UtcDatetime | None = None
@@ -138,16 +159,16 @@ class Thread(_Open):
     git_initial_commit_sha: str | None = None
     git_current_commit_sha: str | None = None
     git_commits: list[str] = Field(default_factory=list)
-    git_start_dirty: bool | None = None
-    git_end_dirty: bool | None = None
+    git_start_dirty: StrictBool | None = None
+    git_end_dirty: StrictBool | None = None
     provider: str | None = None
     model: str | None = None
     conversation: Conversation = Field(default_factory=Conversation)
     agent_state: AgentState | None = None
     metadata: Metadata = Field(default_factory=Metadata)
-    is_private: bool = False
+    is_private: StrictBool = False
     visibility: Visibility = "organization"
-    is_shared_with_support: bool = False
+    is_shared_with_support: StrictBool = False
 
     @field_validator("git_commits")
     @classmethod

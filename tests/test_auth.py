@@ -384,3 +384,31 @@ def test_parse_ttl_accepts_documented_forms(ttl: str, seconds: int) -> None:
 def test_parse_ttl_rejects_bad_forms(ttl: str) -> None:
     with pytest.raises(typer.BadParameter):
         parse_ttl(ttl)
+
+
+def test_cli_token_create_refuses_blank_sub(settings: Settings) -> None:
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    secret = settings.jwt_secret.get_secret_value() if settings.jwt_secret else ""
+    result = CliRunner().invoke(
+        cli, ["token", "create", "--sub", " "], env={"LOOMSYNC_JWT_SECRET": secret}
+    )
+    assert result.exit_code == 2
+
+
+def test_cli_token_create_without_any_secret_refuses(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    env = {
+        "LOOMSYNC_DATA_DIR": str(tmp_path / "nothing-here"),
+        "LOOMSYNC_JWT_SECRET": None,
+        "LOOMSYNC_DATABASE_URL": None,
+    }
+    result = CliRunner().invoke(cli, ["token", "create", "--sub", "alice"], env=env)
+    assert result.exit_code == 2
+    assert "No signing secret" in result.output
+    assert not (tmp_path / "nothing-here" / "jwt_secret").exists()

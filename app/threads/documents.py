@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -144,19 +145,22 @@ def derived_columns(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_SHA = re.compile(r"[0-9a-f]{4,64}")
+
+
 def commit_shas(doc: dict[str, Any]) -> list[str]:
-    """Distinct lowercase commit SHAs named by the document, in first-seen order."""
-    shas: list[str] = []
-    for value in [
+    """Distinct lowercase commit SHAs named by the document, in first-seen order.
+
+    Only hexadecimal strings of 4 to 64 characters (SHA-1 and SHA-256 object names and their
+    abbreviations) are indexed for prefix search; anything else stays in the document only.
+    """
+    candidates = [
         *(doc.get("git_commits") or []),
         doc.get("git_initial_commit_sha"),
         doc.get("git_current_commit_sha"),
-    ]:
-        if isinstance(value, str) and value.strip():
-            sha = clean(value.strip()).lower()
-            if sha not in shas:
-                shas.append(sha)
-    return shas
+    ]
+    shas = (v.strip().lower() for v in candidates if isinstance(v, str))
+    return list(dict.fromkeys(sha for sha in shas if _SHA.fullmatch(sha)))
 
 
 def render_thread(row: Any, document_text: str, messages_text: str | None) -> bytes:

@@ -4,9 +4,11 @@ Weights (``ts_rank`` over weighted vectors, API.md section 6): title and tags ``
 metadata and workspace ``B``, message content ``C``, tool-call names and arguments ``D``.
 
 Indexed text is cleaned of what PostgreSQL ``text`` cannot hold (NUL characters, lone
-surrogates) and capped: a message contributes at most its first ``MESSAGE_HEAD_CHARS`` and last
-``MESSAGE_TAIL_CHARS`` characters, so one huge tool output can never push a ``tsvector`` past
-PostgreSQL's 1 MiB limit. The message itself is always stored whole.
+surrogates), has ``<``/``>`` blanked (see :func:`index_text`) and is capped: a message
+contributes at most its first ``MESSAGE_HEAD_CHARS`` (100,000) and last ``MESSAGE_TAIL_CHARS``
+(20,000) characters and 20,000 characters of tool-call text; a thread's title+tags and its git
+metadata at most ``THREAD_TEXT_CHARS`` (100,000) each. So no single field can push a
+``tsvector`` past PostgreSQL's 1 MiB limit. Documents and messages are always stored whole.
 """
 
 from __future__ import annotations
@@ -22,6 +24,18 @@ TEXT_SEARCH_CONFIG = "english"
 MESSAGE_HEAD_CHARS = 100_000
 MESSAGE_TAIL_CHARS = 20_000
 TOOL_TEXT_CHARS = 20_000
+THREAD_TEXT_CHARS = 100_000
+
+#: SQL for a message's vector from ``u.content_text`` and ``u.tool_text`` (weights C and D).
+MESSAGE_VECTOR_SQL = (
+    f"setweight(to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.content_text), 'C')"
+    f" || setweight(to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.tool_text), 'D')"
+)
+#: SQL for a thread's vector from ``u.a_text`` (title, tags) and ``u.b_text`` (git metadata).
+THREAD_VECTOR_SQL = (
+    f"setweight(to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.a_text), 'A')"
+    f" || setweight(to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.b_text), 'B')"
+)
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _SCP_REMOTE = re.compile(r"^[\w.-]+@([^:/]+):(.+)$")
@@ -32,6 +46,15 @@ def clean(text: str) -> str:
     if "\x00" in text:
         text = text.replace("\x00", " ")
     return _SURROGATES.sub(" ", text)
+
+
+def index_text(text: str) -> str:
+    """Text as it is handed to ``to_tsvector``: :func:`clean`, and ``<``/``>`` as spaces.
+
+    PostgreSQL's parser reads ``<script>…</script>`` and other markup as tags and indexes
+    nothing inside them; tool output is full of HTML and code, so brackets are blanked first.
+    """
+    return clean(text).replace("<", " ").replace(">", " ")
 
 
 def cap(text: str, head: int, tail: int = 0) -> str:
@@ -76,7 +99,9 @@ def thread_texts(doc: dict[str, Any]) -> tuple[str, str]:
         value = doc.get(key)
         if isinstance(value, str) and value:
             b_parts.append(value)
-    return clean(f"{title} {tags}"), clean(" ".join(b_parts))
+    a_text = cap(f"{title} {tags}", THREAD_TEXT_CHARS)
+    b_text = cap(" ".join(b_parts), THREAD_TEXT_CHARS)
+    return index_text(a_text), index_text(b_text)
 
 
 def message_texts(message: dict[str, Any]) -> tuple[str, str]:
@@ -98,7 +123,7 @@ def message_texts(message: dict[str, Any]) -> tuple[str, str]:
                 args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
             )
     tool_text = cap(" ".join(tool_parts), TOOL_TEXT_CHARS)
-    return clean(content_text), clean(tool_text)
+    return index_text(content_text), index_text(tool_text)
 
 
 def weighted(text_value: Any, weight: str) -> ColumnElement[Any]:

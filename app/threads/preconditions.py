@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from app.errors import BadRequest
 
+#: Versions are PostgreSQL ``integer``s; a larger base can match no stored version.
+MAX_VERSION = 2**31 - 1
+
 _MEMBER = re.compile(r'\s*(?:(W/)?"(\d{1,18})"|(\d{1,18}))\s*')
 
 
@@ -28,18 +31,32 @@ class Precondition:
 
     @property
     def client_version(self) -> int | None:
-        """The version to report as ``client_version`` in a 409 (the highest named)."""
+        """The version to report as ``client_version`` in a 409 (the highest strong version
+        named; None when only weak or out-of-range tags were given)."""
         return max(self.versions) if self.versions else None
 
+    def describe(self) -> str:
+        """How a 409's detail names the base: ``version 5``, ``any version`` or a reason."""
+        if self.any_version:
+            return "any version"
+        if not self.versions:
+            return "no matchable version (weak or out-of-range entity tags never match)"
+        return "version " + " or ".join(str(v) for v in sorted(self.versions))
 
-def parse_if_match(header: str | None) -> Precondition | None:
-    """Parse an ``If-Match`` header; None when absent.
+
+def parse_if_match(header: str | list[str] | None) -> Precondition | None:
+    """Parse ``If-Match`` (one header or several lines, which RFC 9110 §5.3 joins into one
+    list); None when absent.
 
     Raises:
         BadRequest: the header is not ``*`` or a comma list of (possibly bare) entity tags.
     """
     if header is None:
         return None
+    if isinstance(header, list):
+        if not header:
+            return None
+        header = ", ".join(header)
     if header.strip() == "*":
         return Precondition(versions=frozenset(), any_version=True)
     versions: set[int] = set()
@@ -49,8 +66,9 @@ def parse_if_match(header: str | None) -> Precondition | None:
         if match is None:
             raise BadRequest('If-Match must be *, "<version>" or a list of them.')
         weak, quoted, bare = match.groups()
-        if not weak:
-            versions.add(int(quoted or bare))
+        version = int(quoted or bare)
+        if not weak and version <= MAX_VERSION:
+            versions.add(version)
     return Precondition(versions=frozenset(versions))
 
 

@@ -44,7 +44,7 @@ from app.threads.documents import (
     dump_json,
     render_thread,
 )
-from app.threads.indexing import TEXT_SEARCH_CONFIG, thread_texts, weighted
+from app.threads.indexing import MESSAGE_VECTOR_SQL, thread_texts, weighted
 from app.threads.preconditions import Precondition
 from app.threads.tables import thread_commits, thread_messages, threads
 
@@ -62,10 +62,6 @@ _MESSAGES_TEXT = (
     .scalar_subquery()
 )
 
-_MESSAGE_VECTOR = (
-    f"setweight(to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.content_text), 'C')"
-    f" || setweight(to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.tool_text), 'D')"
-)
 _UNNEST = (
     "unnest(CAST(:seqs AS integer[]), CAST(:roles AS text[]), CAST(:bodies AS text[]),"
     " CAST(:hashes AS bytea[]), CAST(:content_texts AS text[]), CAST(:tool_texts AS text[]))"
@@ -73,12 +69,12 @@ _UNNEST = (
 )
 _INSERT_MESSAGES = text(
     "INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)"
-    f" SELECT CAST(:thread_id AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash, {_MESSAGE_VECTOR}"
+    f" SELECT CAST(:thread_id AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL}"
     f" FROM {_UNNEST}"
 )
 _UPDATE_MESSAGES = text(
     "UPDATE thread_messages AS m SET role = u.role, body = CAST(u.body AS json),"
-    f" content_hash = u.content_hash, search_vector = {_MESSAGE_VECTOR}"
+    f" content_hash = u.content_hash, search_vector = {MESSAGE_VECTOR_SQL}"
     f" FROM {_UNNEST} WHERE m.thread_id = CAST(:thread_id AS uuid) AND m.seq = u.seq"
 )
 
@@ -186,7 +182,8 @@ async def _refusal(
     if not can_write(principal, facts):
         return Forbidden("Only the thread's owner or an admin may change it.")
     return Conflict(
-        f"The thread is at version {row.version}; the write was based on {client_version}.",
+        f"The thread is at version {row.version}; the write was based on "
+        f"{precondition.describe() if precondition else 'no version'}.",
         server_version=row.version,
         client_version=client_version,
         current=json.loads(_render(row)),

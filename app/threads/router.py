@@ -23,6 +23,7 @@ from app.threads.documents import (
     storable_document,
     summary,
 )
+from app.threads.indexing import clean
 from app.threads.preconditions import Precondition, etag, parse_if_match
 from app.threads.schemas import (
     AppendRequest,
@@ -71,7 +72,10 @@ async def _json_body(request: Request) -> Any:
 
 Writer = Annotated[Principal, Depends(_writer)]
 JsonBody = Annotated[Any, Depends(_json_body)]
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='"<version>", a list, or *')]
+IfMatch = Annotated[
+    list[str] | None,
+    Header(alias="If-Match", description='"<version>", a comma list of them, or *'),
+]
 
 
 def _body_ref(name: str) -> dict[str, Any]:
@@ -98,16 +102,14 @@ async def _store_whole(
     principal: Principal,
     raw: Any,
     url_id: ThreadId | None,
-    if_match: str | None,
+    if_match: list[str] | None,
     *,
     allow_replace: bool,
 ) -> Response:
     thread, raw_messages = service.parse_thread(_object(raw), url_id)
     thread_id = url_id or thread.id or ThreadId.new()
     repository.check_message_limit(len(raw_messages), settings.max_messages)
-    precondition = parse_if_match(if_match) if allow_replace else None
-    if precondition is None:
-        precondition = Precondition.exactly(thread.version if allow_replace else 0)
+    precondition = parse_if_match(if_match) or Precondition.exactly(thread.version)
     body, version, created = await repository.create_or_replace(
         session,
         principal,
@@ -132,10 +134,17 @@ async def _store_whole(
     openapi_extra=_body_ref("Thread"),
 )
 async def create_thread(
-    session: SessionDep, settings: SettingsDep, principal: Writer, raw: JsonBody
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: Writer,
+    raw: JsonBody,
+    if_match: IfMatch = None,
 ) -> Response:
-    """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists."""
-    return await _store_whole(session, settings, principal, raw, None, None, allow_replace=False)
+    """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
+    the base version (If-Match or ``version``) is not 0."""
+    return await _store_whole(
+        session, settings, principal, raw, None, if_match, allow_replace=False
+    )
 
 
 @router.put(
@@ -171,7 +180,7 @@ async def search_threads(
     session: SessionDep,
     settings: SettingsDep,
     principal: CurrentPrincipal,
-    q: Annotated[str | None, Query(description="Words to find (1-1000 characters).")] = None,
+    q: Annotated[str, Query(description="Words to find (1-1000 characters); blank is 400.")],
     syntax: Annotated[Literal["plain", "web"], Query()] = "plain",
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
@@ -180,12 +189,16 @@ async def search_threads(
     archived: ArchivedFilter = "false",
 ) -> Response:
     """Ranked full-text search over titles, tags, git metadata, commits and every message."""
-    if q is None or not q.strip():
+    if not q.strip():
         raise BadRequest("q must hold at least one non-blank character.")
     if len(q) > settings.max_query_chars:
         raise BadRequest(f"q is limited to {settings.max_query_chars} characters.")
     after = cursors.decode(cursor, float, datetime, uuid.UUID) if cursor else None
-    filters = search.SearchFilters(scope=scope, archived=archived, workspace=workspace)
+    filters = search.SearchFilters(
+        scope=scope,
+        archived=archived,
+        workspace=clean(workspace) if workspace is not None else None,
+    )
     rows = list(
         (
             await session.execute(search.scored_hits(principal, q, syntax, filters, after, limit))
@@ -355,7 +368,7 @@ async def list_threads(
         principal,
         scope=scope,
         archived=archived,
-        workspace=workspace,
+        workspace=clean(workspace) if workspace is not None else None,
         after=cursors.decode(cursor, datetime, uuid.UUID) if cursor else None,
         limit=limit,
     )

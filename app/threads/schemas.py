@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from loomsync.model import AgentState, Message, Thread, UtcDatetime, Visibility
 
@@ -83,9 +83,12 @@ class AppendRequest(BaseModel):
     last_activity_at: UtcDatetime | None = None
     git_branch: str | None = None
     git_remote_url: str | None = None
+    git_initial_branch: str | None = None
+    git_initial_commit_sha: str | None = None
     git_current_commit_sha: str | None = None
     git_commits: list[str] | None = None
-    git_end_dirty: bool | None = None
+    git_start_dirty: StrictBool | None = None
+    git_end_dirty: StrictBool | None = None
 
 
 class AppendResult(BaseModel):

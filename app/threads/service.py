@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, TypeVar
 
@@ -67,19 +66,22 @@ def apply_append(doc: dict[str, Any], request: AppendRequest) -> tuple[dict[str,
     commits_changed = False
     for key, value in fields.items():
         if key == "git_commits":
+            if value is None:  # null: no new commits
+                continue
             known = list(doc.get("git_commits") or [])
-            doc["git_commits"] = known + [sha for sha in dict.fromkeys(value) if sha not in known]
+            seen = set(known)
+            doc["git_commits"] = known + [sha for sha in dict.fromkeys(value) if sha not in seen]
             commits_changed = True
         else:
             doc[key] = value
-            commits_changed = commits_changed or key == "git_current_commit_sha"
+            commits_changed = commits_changed or key.endswith("_commit_sha")
     return doc, commits_changed
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7396 JSON merge patch of ``patch`` onto ``target`` (neither is modified)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return patch  # freshly parsed JSON: nothing else holds a reference
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:

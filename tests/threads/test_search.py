@@ -225,8 +225,12 @@ async def test_blank_q_is_400(client: httpx.AsyncClient, me: dict[str, str], que
     assert response.json()["code"] == "invalid_request"
 
 
-async def test_missing_or_too_long_q_is_400(client: httpx.AsyncClient, me: dict[str, str]) -> None:
-    assert (await client.get("/api/threads/search", headers=me)).status_code == 400
+async def test_missing_q_is_422_and_too_long_q_is_400(
+    client: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    missing = await client.get("/api/threads/search", headers=me)
+    assert missing.status_code == 422
+    assert missing.json()["errors"][0]["loc"] == ["query", "q"]
     too_long = await client.get("/api/threads/search", params={"q": "x" * 1001}, headers=me)
     assert too_long.status_code == 400
 
