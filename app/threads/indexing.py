@@ -17,8 +17,7 @@ import json
 import re
 from typing import Any
 
-from sqlalchemy import ColumnElement, cast, func, literal, literal_column
-from sqlalchemy.dialects.postgresql import REGCONFIG
+from sqlalchemy import ColumnElement, func, literal_column
 
 TEXT_SEARCH_CONFIG = "english"
 MESSAGE_HEAD_CHARS = 100_000
@@ -126,9 +125,13 @@ def message_texts(message: dict[str, Any]) -> tuple[str, str]:
     return index_text(content_text), index_text(tool_text)
 
 
+def regconfig() -> ColumnElement[Any]:
+    """The text search configuration as an SQL literal (``'english'::regconfig``)."""
+    return literal_column(f"'{TEXT_SEARCH_CONFIG}'::regconfig")
+
+
 def weighted(text_value: Any, weight: str) -> ColumnElement[Any]:
     """SQL ``setweight(to_tsvector('english', text), weight)``."""
     if weight not in ("A", "B", "C", "D"):
         raise ValueError(f"tsvector weights are A-D, not {weight!r}")
-    config = cast(literal(TEXT_SEARCH_CONFIG), REGCONFIG)
-    return func.setweight(func.to_tsvector(config, text_value), literal_column(f"'{weight}'"))
+    return func.setweight(func.to_tsvector(regconfig(), text_value), literal_column(f"'{weight}'"))
