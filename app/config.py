@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     max_messages: int = Field(default=100_000, ge=1)
     max_query_chars: int = Field(default=1000, ge=1)
+    search_common_messages: int = Field(default=50_000, ge=0)
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
     log_level: str = "info"

@@ -199,11 +199,9 @@ async def search_threads(
         archived=archived,
         workspace=clean(workspace) if workspace is not None else None,
     )
-    rows = list(
-        (
-            await session.execute(search.scored_hits(principal, q, syntax, filters, after, limit))
-        ).all()
-    )
+    common = await search.is_common(session, q, syntax, settings.search_common_messages)
+    statement = search.scored_hits(principal, q, syntax, filters, after, limit, common=common)
+    rows = list((await session.execute(statement)).all())
     page = rows[:limit]
     found = await search.snippets(session, q, syntax, [(r.id, r.title) for r in page])
     hits = [

@@ -36,6 +36,7 @@ from sqlalchemy import (
     literal,
     select,
     text,
+    true,
     tuple_,
     union_all,
 )
@@ -54,6 +55,11 @@ from app.threads.indexing import (
 from app.threads.tables import thread_commits, thread_messages, threads
 
 THREAD_WEIGHT = 10.0
+#: A word the planner expects in more messages than this is "common": ranking every one of its
+#: messages would cost seconds, so only the ``RECENT_CANDIDATES`` most recently active threads
+#: with a matching message are ranked by their messages (title and metadata hits always count).
+COMMON_MESSAGES = 50_000
+RECENT_CANDIDATES = 500
 COMMIT_SCORE = 10.0
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _START, _STOP = "\x02", "\x03"
@@ -113,23 +119,21 @@ def scored_hits(
     filters: SearchFilters,
     after: tuple[float, datetime, uuid.UUID] | None,
     limit: int,
+    *,
+    common: bool = False,
 ) -> Any:
-    """The search statement: up to ``limit`` + 1 rows of thread columns plus ``score``, best first."""
+    """The search statement: up to ``limit`` + 1 rows of thread columns plus ``score``, best first.
+
+    ``common`` (see :func:`is_common`) ranks messages of the ``RECENT_CANDIDATES`` most recently
+    active matching threads only, walking threads newest first instead of every matching message.
+    """
     query = tsquery(q, syntax)
     allowed = _thread_filter(principal, filters)
     by_thread = select(
         threads.c.id.label("id"),
         (func.ts_rank(threads.c.search_vector, query) * THREAD_WEIGHT).label("part"),
     ).where(threads.c.search_vector.op("@@")(query), *allowed)
-    by_message = (
-        select(
-            thread_messages.c.thread_id.label("id"),
-            func.max(func.ts_rank(thread_messages.c.search_vector, query, 32)).label("part"),
-        )
-        .join(threads, threads.c.id == thread_messages.c.thread_id)
-        .where(thread_messages.c.search_vector.op("@@")(query), *allowed)
-        .group_by(thread_messages.c.thread_id)
-    )
+    by_message = _recent_message_hits(query, allowed) if common else _message_hits(query, allowed)
     parts = [by_thread, by_message]
     prefix = commit_prefix(q)
     if prefix is not None:
@@ -172,6 +176,57 @@ SELECT u.ord, CASE WHEN u.must_match AND NOT to_tsvector('{TEXT_SEARCH_CONFIG}':
                                     {{function}}('{TEXT_SEARCH_CONFIG}'::regconfig, :q), :options) END
 FROM unnest(CAST(:texts AS text[]), CAST(:must_match AS boolean[])) WITH ORDINALITY AS u(t, must_match, ord)
 """
+
+
+def _message_hits(query: ColumnElement[Any], allowed: list[ColumnElement[bool]]) -> Any:
+    """(thread id, best message rank) for every allowed thread with a matching message."""
+    return (
+        select(
+            thread_messages.c.thread_id.label("id"),
+            func.max(func.ts_rank(thread_messages.c.search_vector, query, 32)).label("part"),
+        )
+        .join(threads, threads.c.id == thread_messages.c.thread_id)
+        .where(thread_messages.c.search_vector.op("@@")(query), *allowed)
+        .group_by(thread_messages.c.thread_id)
+    )
+
+
+def _recent_message_hits(query: ColumnElement[Any], allowed: list[ColumnElement[bool]]) -> Any:
+    """As :func:`_message_hits`, for the most recently active matching threads only."""
+    best = (
+        select(func.max(func.ts_rank(thread_messages.c.search_vector, query, 32)).label("part"))
+        .where(
+            thread_messages.c.thread_id == threads.c.id,
+            thread_messages.c.search_vector.op("@@")(query),
+        )
+        .lateral("best")
+    )
+    recent = (
+        select(threads.c.id.label("id"), best.c.part.label("part"))
+        .select_from(threads.join(best, true()))
+        .where(*allowed, best.c.part.is_not(None))
+        .order_by(threads.c.last_activity_at.desc())
+        .limit(RECENT_CANDIDATES)
+        .subquery("recent")
+    )
+    return select(recent.c.id, recent.c.part)
+
+
+async def is_common(
+    session: AsyncSession, q: str, syntax: str, threshold: int = COMMON_MESSAGES
+) -> bool:
+    """True when the planner's statistics put ``q`` in more than ``threshold`` messages.
+
+    Costs one EXPLAIN (planning only, well under a millisecond).
+    """
+    function = "websearch_to_tsquery" if syntax == "web" else "plainto_tsquery"
+    sql = (
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
+        f" {function}('{TEXT_SEARCH_CONFIG}'::regconfig, :q)"
+    )
+    plan = (await session.execute(text(sql), {"q": clean(q)})).scalar()
+    document: Any = json.loads(plan) if isinstance(plan, str) else plan
+    return int(document[0]["Plan"]["Plan Rows"]) > threshold
 
 
 def _snippet_source(text_value: str) -> str:

@@ -367,3 +367,36 @@ async def test_bad_cursor_is_400(client: httpx.AsyncClient, me: dict[str, str]) 
         "/api/threads/search", params={"q": "x", "cursor": "nope"}, headers=me
     )
     assert response.status_code == 400
+
+
+async def test_common_word_strategy_ranks_recent_matching_threads(settings, auth, new_user) -> None:
+    """With the "common word" threshold at 0 every query takes the bounded path (walk threads
+    newest first, rank their messages); results, access rules and snippets stay the same."""
+    from app.main import create_app
+
+    app = create_app(settings.model_copy(update={"search_common_messages": 0}))
+    me = auth(new_user("common"), org="acme")
+    w = word()
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t"
+        ) as c:
+            old = await put(
+                c, me, conversation=messages(w), last_activity_at="2024-01-01T00:00:00Z"
+            )
+            new = await put(
+                c, me, conversation=messages(f"{w} {w}"), last_activity_at="2025-01-01T00:00:00Z"
+            )
+            titled = await put(
+                c, me, metadata={"title": w}, last_activity_at="2020-01-01T00:00:00Z"
+            )
+            hidden = await put(
+                c, auth(new_user("other"), org="elsewhere"), conversation=messages(w)
+            )
+            hits = await search(c, me, w, scope="visible")
+            assert ids(hits)[0] == titled
+            assert set(ids(hits)) == {titled, new, old}
+            assert hidden not in ids(hits)
+            assert f"<b>{w}</b>" in hits[1]["snippet"]
+    finally:
+        await app.state.engine.dispose()

@@ -1,0 +1,235 @@
+"""Search benchmark (issue 3): p50/p95 of GET /api/threads/search against the same SQL run raw.
+
+    .venv/bin/python -m bench.search [--threads 100000] [--rebuild] [--runs 40]
+
+Builds (once; reused while its shape is unchanged) a corpus of real messages in the database
+``loomsync_bench_search`` on LOOMSYNC_BENCH_DATABASE_URL (default: this machine's PostgreSQL),
+starts a real uvicorn server on it, and times, for selective (5 threads), medium (1% of
+threads) and common (half of all messages) terms and both scopes, each query twice: through
+HTTP (httpx, top 20 with snippets) and as the raw SQL of the same statements run by asyncpg.
+Prints a table and appends it to bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import sys
+import time
+from itertools import cycle
+from typing import Any
+
+import asyncpg
+import httpx
+from sqlalchemy.dialects import postgresql
+
+from app.auth import Principal, create_token
+from app.config import Settings
+from app.database import SERVER_SETTINGS, migrate
+from app.threads import search
+from bench.corpus import Shape, Terms, build, fingerprint
+from bench.harness import (
+    asyncpg_dsn,
+    database_dsn,
+    database_exists,
+    percentiles,
+    record,
+    recreate_database,
+    uvicorn_server,
+)
+
+DATABASE = "loomsync_bench_search"
+SEARCHER = Principal(user_id="user0", org_id="org0", roles=frozenset())
+TARGET_P95_MS = {"selective": 50.0, "medium": None, "common": 300.0}
+MAX_RATIO = 1.5
+
+
+async def ensure_corpus(server_dsn: str, shape: Shape, rebuild: bool) -> Terms:
+    """The planted terms of a database holding ``shape``, building it when needed."""
+    dsn = database_dsn(server_dsn, DATABASE)
+    if not rebuild and await database_exists(server_dsn, DATABASE):
+        conn = await asyncpg.connect(dsn)
+        try:
+            row = await conn.fetchrow("SELECT value FROM bench_meta WHERE key = 'corpus'")
+        except asyncpg.UndefinedTableError:
+            row = None
+        finally:
+            await conn.close()
+        if row is not None:
+            meta = json.loads(row["value"])
+            if meta["fingerprint"] == fingerprint(shape):
+                print(f"Reusing corpus {meta['fingerprint']} in {DATABASE}")
+                return Terms(**meta["terms"])
+    print(f"Building corpus {shape} in {DATABASE} …", flush=True)
+    await recreate_database(server_dsn, DATABASE)
+    await asyncio.to_thread(migrate, dsn)
+    terms = await build(dsn, shape)
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("CREATE TABLE bench_meta (key text PRIMARY KEY, value text)")
+        meta = {"fingerprint": fingerprint(shape), "terms": terms.__dict__, "shape": shape.__dict__}
+        await conn.execute("INSERT INTO bench_meta VALUES ('corpus', $1)", json.dumps(meta))
+    finally:
+        await conn.close()
+    return terms
+
+
+_NAMED = re.compile(r"(?<![:\w]):(\w+)")
+
+
+def positional(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
+    """Turn ``:name`` parameters into asyncpg's ``$n``."""
+    order: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in order:
+            order.append(match.group(1))
+        return f"${order.index(match.group(1)) + 1}"
+
+    return _NAMED.sub(number, sql), [params[name] for name in order]
+
+
+async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
+    """The API's SQL for one search page, issued by asyncpg: the frequency estimate, hits, best
+    messages, headlines."""
+    estimate = await conn.fetchval(
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
+        " plainto_tsquery('english'::regconfig, $1)",
+        q,
+    )
+    common = int(json.loads(estimate)[0]["Plan"]["Plan Rows"]) > search.COMMON_MESSAGES
+    filters = search.SearchFilters(scope=scope)
+    statement = search.scored_hits(SEARCHER, q, "plain", filters, None, 20, common=common)
+    sql = str(
+        statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
+    )
+    rows = await conn.fetch(sql)
+    page = rows[:20]
+    if not page:
+        return 0
+    ids = [r["id"] for r in page]
+    best_sql, best_args = positional(
+        search._BEST_MESSAGES.format(function="plainto_tsquery"), {"q": q, "ids": ids}
+    )
+    best = {r["thread_id"]: r for r in await conn.fetch(best_sql, *best_args)}
+    texts = [
+        search._snippet_source(json.loads(best[i]["body"]).get("content") or "")
+        if i in best
+        else ""
+        for i in ids
+    ]
+    head_sql, head_args = positional(
+        search._HEADLINES.format(function="plainto_tsquery"),
+        {
+            "q": q,
+            "texts": texts,
+            "must_match": [i not in best for i in ids],
+            "options": search._HEADLINE_OPTIONS,
+        },
+    )
+    await conn.fetch(head_sql, *head_args)
+    return len(page)
+
+
+async def measure(
+    base: str, secret: str, dsn: str, terms: Terms, runs: int
+) -> list[dict[str, Any]]:
+    """Time every (term class, scope): API and raw SQL, alternating, ``runs`` queries each."""
+    settings = Settings(jwt_secret=secret, database_url=dsn, _env_file=None)  # type: ignore[call-arg]
+    token = create_token(settings, SEARCHER.user_id or "", org=SEARCHER.org_id)
+    headers = {"Authorization": f"Bearer {token}"}
+    results = []
+    conn = await asyncpg.connect(dsn, server_settings=SERVER_SETTINGS)
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as client:
+        for name, words in (
+            ("selective", terms.selective),
+            ("medium", terms.medium),
+            ("common", terms.common),
+        ):
+            for scope in ("mine", "visible"):
+                api_ms, raw_ms, hits = [], [], []
+                for i, q in zip(range(runs + 3), cycle(words), strict=False):
+                    started = time.perf_counter()
+                    response = await client.get(
+                        "/api/threads/search", params={"q": q, "scope": scope}
+                    )
+                    api = (time.perf_counter() - started) * 1000
+                    response.raise_for_status()
+                    started = time.perf_counter()
+                    await raw_search(conn, q, scope)
+                    raw = (time.perf_counter() - started) * 1000
+                    if i >= 3:  # warm-up queries are not counted
+                        api_ms.append(api)
+                        raw_ms.append(raw)
+                        hits.append(len(response.json()["hits"]))
+                results.append(
+                    {
+                        "terms": name,
+                        "scope": scope,
+                        "api": percentiles(api_ms),
+                        "raw": percentiles(raw_ms),
+                        "hits": sum(hits) / len(hits),
+                    }
+                )
+                print(format_row(results[-1]), flush=True)
+    await conn.close()
+    return results
+
+
+def format_row(r: dict[str, Any]) -> str:
+    """One table row: term class, scope, hits, API and raw p50/p95 in ms, p95 ratio, target."""
+    api50, api95 = r["api"]
+    raw50, raw95 = r["raw"]
+    target = TARGET_P95_MS[r["terms"]]
+    verdict = "" if target is None else ("ok" if api95 <= target else f"MISS (>{target:.0f} ms)")
+    ratio = api95 / raw95 if raw95 else float("nan")
+    ratio_verdict = "ok" if ratio <= MAX_RATIO else "MISS"
+    return (f"{r['terms']:<9} {r['scope']:<7} {r['hits']:>5.1f} | API {api50:8.1f} {api95:8.1f} | "
+            f"raw {raw50:8.1f} {raw95:8.1f} | ratio {ratio:4.2f} {ratio_verdict:<4} | p95 {verdict}")  # fmt: skip
+
+
+HEADER = "terms     scope    hits |      p50      p95 (ms)   |      p50      p95 (ms) | API/raw p95 | target"
+
+
+def main() -> None:
+    """Parse arguments, build or reuse the corpus, serve, measure, print and record."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--threads", type=int, default=100_000)
+    parser.add_argument("--mean-messages", type=int, default=20)
+    parser.add_argument("--users", type=int, default=300)
+    parser.add_argument("--orgs", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
+    args = parser.parse_args()
+    server_dsn = os.environ.get(
+        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+    )
+    shape = Shape(
+        threads=args.threads, mean_messages=args.mean_messages, users=args.users, orgs=args.orgs
+    )
+    terms = asyncio.run(ensure_corpus(server_dsn, shape, args.rebuild))
+    dsn = database_dsn(server_dsn, DATABASE)
+    with uvicorn_server(dsn) as (base, secret):
+        print(HEADER)
+        results = asyncio.run(measure(base, secret, asyncpg_dsn(dsn), terms, args.runs))
+    if not args.no_record:
+        lines = [HEADER, *(format_row(r) for r in results)]
+        record(
+            "Search (issue 3)",
+            "python -m bench.search " + " ".join(sys.argv[1:]),
+            lines,
+            {
+                "Corpus": f"{shape.threads} threads, ~{shape.threads * shape.mean_messages} messages, "
+                f"{shape.users} users in {shape.orgs} orgs; searcher user0/org0"
+            },
+        )
+
+
+if __name__ == "__main__":
+    main()
