@@ -1,0 +1,127 @@
+"""Shared benchmark plumbing: databases, a real uvicorn server, timing and RESULTS.md."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "RESULTS.md"
+
+
+def asyncpg_dsn(url: str) -> str:
+    """``postgresql://…`` for asyncpg from any accepted form of the URL."""
+    return re.sub(r"^postgres(ql)?(\+asyncpg)?://", "postgresql://", url)
+
+
+def database_dsn(server_dsn: str, name: str) -> str:
+    """The DSN of database ``name`` on the server of ``server_dsn``."""
+    base, _, _ = asyncpg_dsn(server_dsn).rpartition("/")
+    return f"{base}/{name}"
+
+
+async def database_exists(server_dsn: str, name: str) -> bool:
+    """True when database ``name`` exists on the server."""
+    conn = await asyncpg.connect(asyncpg_dsn(server_dsn))
+    try:
+        return bool(await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name))
+    finally:
+        await conn.close()
+
+
+async def recreate_database(server_dsn: str, name: str) -> None:
+    """Drop (if present) and create database ``name``."""
+    conn = await asyncpg.connect(asyncpg_dsn(server_dsn))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def uvicorn_server(
+    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """Run ``uvicorn app.asgi:create`` on a free port; yield (base URL, JWT secret)."""
+    port = free_port()
+    secret = secrets.token_urlsafe(48)
+    environment = {
+        **os.environ,
+        "LOOMSYNC_DATABASE_URL": database_url,
+        "LOOMSYNC_JWT_SECRET": secret,
+        "LOOMSYNC_LOG_LEVEL": "warning",
+        **(env or {}),
+    }
+    command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory", "--port", str(port),
+               "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
+    process = subprocess.Popen(command, env=environment, cwd=ROOT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the benchmark server did not become ready")
+            time.sleep(0.1)
+        yield base, secret
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """(p50, p95) of ``samples`` in the samples' unit."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def machine() -> str:
+    """One line naming this machine: CPU count, memory, Python and PostgreSQL client."""
+    memory = "?"
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f"{kib / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{platform.machine()}, {os.cpu_count()} cores, {memory} RAM, Python {platform.python_version()}"
+
+
+def record(title: str, command: str, lines: list[str], extra: dict[str, Any] | None = None) -> None:
+    """Append a dated section to bench/RESULTS.md."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    section = [f"\n## {title} — {stamp}\n", f"Command: `{command}`  ", f"Machine: {machine()}  "]
+    for key, value in (extra or {}).items():
+        section.append(f"{key}: {value}  ")
+    section += ["", "```", *lines, "```", ""]
+    if not RESULTS.exists():
+        RESULTS.write_text("# Benchmark results\n\nEach section is appended by a benchmark run.\n")
+    with RESULTS.open("a") as handle:
+        handle.write("\n".join(section))
