@@ -1,0 +1,403 @@
+"""``loomsync``: the command line of the client (docs/client.md shows what each command prints).
+
+The SDK does the work; this module parses arguments, calls it, and renders with one rich
+Console. Errors of the SDK are caught in one place (:func:`main`): one red line, exit code 1.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from loomsync import codec, render
+from loomsync._version import __version__
+from loomsync.client import ThreadSyncClient
+from loomsync.config import clear_login, default_paths, load_config, save_login
+from loomsync.connect import open_store
+from loomsync.errors import AuthError, ConfigError, LoomsyncError
+from loomsync.export import export as export_thread
+from loomsync.model import Thread, Visibility
+from loomsync.resume import Resumed, workspace_changes
+from loomsync.summary import ArchivedFilter, SyncOutcome
+from loomsync.syncing import SyncingThreadStore
+
+app = typer.Typer(
+    name="loomsync",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Keep, sync and search the conversations of AI coding agents.",
+)
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ThreadArg = Annotated[str, typer.Argument(help="Thread id (T-…).", show_default=False)]
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"loomsync {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Keep, sync and search the conversations of AI coding agents."""
+
+
+@contextmanager
+def _store() -> Iterator[SyncingThreadStore]:
+    store = open_store(background=False)
+    assert isinstance(store, SyncingThreadStore)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
+    if store.client is None:
+        raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
+    return store.client
+
+
+def _sync_now(store: SyncingThreadStore, thread_id: str) -> str:
+    """Push one thread now; a short note on how it went."""
+    if store.client is None:
+        return "saved locally (not logged in)"
+    outcome = store.sync_thread(thread_id)
+    if outcome.status in ("synced", "up_to_date"):
+        return "synced"
+    if outcome.status == "pending":
+        return "saved locally; will sync when the server is reachable"
+    return f"{outcome.status}: {outcome.detail}"
+
+
+def _token_claims(token: str) -> dict[str, Any]:
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+@app.command()
+def login(
+    server: Annotated[
+        str, typer.Option("--server", help="Server URL, e.g. http://127.0.0.1:8080.")
+    ],
+    token: Annotated[
+        str, typer.Option("--token", help="Bearer token (loomsync-server token create).")
+    ],
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Check the token now.")
+    ] = True,
+) -> None:
+    """Store the server URL and token (token file mode 0600)."""
+    if verify:
+        with ThreadSyncClient(server, token, retries=0, timeout=10) as client:
+            try:
+                client.list_threads(limit=1)
+            except AuthError as exc:
+                raise ConfigError(
+                    f"{server} refused the token ({exc.status}): {exc.detail}"
+                ) from None
+    paths = default_paths()
+    save_login(paths, server, token)
+    claims = _token_claims(token)
+    who = f" as {claims['sub']}" if claims.get("sub") else ""
+    org = f" (org {claims['org']})" if claims.get("org") else ""
+    console.print(f"Logged in to {escape(server.rstrip('/'))}{escape(who + org)}.")
+    console.print(f"Token saved to {escape(str(paths.token_file))} (mode 0600).")
+
+
+@app.command()
+def logout() -> None:
+    """Forget the token (the server URL is kept)."""
+    paths = default_paths()
+    server = load_config(paths).server_url
+    if clear_login(paths):
+        console.print(f"Logged out of {escape(server or 'the server')}.")
+    else:
+        console.print("Not logged in.")
+
+
+@app.command("list")
+def list_threads(
+    server: Annotated[
+        bool, typer.Option("--server", help="List the server's copies instead.")
+    ] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Include archived threads.")] = False,
+    archived: Annotated[bool, typer.Option("--archived", help="Only archived threads.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 50,
+    workspace: Annotated[
+        str | None, typer.Option(help="Only threads of this workspace root.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List threads, newest activity first, with their sync state."""
+    which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
+    with _store() as store:
+        if server:
+            client = _require_login(store)
+            rows = client.list_threads(
+                limit=min(limit, 200), workspace=workspace, archived=which
+            ).threads
+            sync = None
+        else:
+            rows = store.list(limit=limit, workspace=workspace, archived=which)
+            entries = store.status()
+            sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
+            for problem in store.local.problems:
+                errors.print(f"[yellow]warning:[/yellow] {escape(str(problem))}")
+    if as_json:
+        out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
+        render.print_json(console, out)
+    elif not rows:
+        console.print("No threads." if server else "No threads yet.")
+    else:
+        console.print(render.thread_table(rows, sync))
+
+
+def _load(store: SyncingThreadStore, ref: str) -> Thread:
+    path = Path(ref)
+    if not ref.startswith("T-") and path.suffix == ".json":
+        return store.load_file(path)
+    return store.load(ref)
+
+
+@app.command()
+def show(
+    thread: Annotated[str, typer.Argument(help="Thread id, or a .json thread file.")],
+    as_json: JsonOption = False,
+    full: Annotated[bool, typer.Option("--full", help="Show tool output in full.")] = False,
+) -> None:
+    """Show a thread as a readable transcript (or its JSON document)."""
+    with _store() as store:
+        loaded = _load(store, thread)
+    if as_json:
+        console.file.write(codec.encode_thread(loaded).decode())
+    else:
+        console.print(render.transcript(loaded, full=full))
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words to find.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100)] = 20,
+    local: Annotated[
+        bool, typer.Option("--local", help="Search this machine's files only.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Search your threads on the server (this machine's files when it cannot be reached)."""
+    with _store() as store:
+        results = (
+            store.local.search(query, limit=limit) if local else store.search(query, limit=limit)
+        )
+    if as_json:
+        render.print_json(console, results.model_dump(mode="json"))
+        return
+    if results.fallback_reason:
+        errors.print(
+            f"[yellow]{escape(results.fallback_reason)}; searched this machine's threads instead.[/yellow]"
+        )
+    source = "the server" if results.source == "server" else "this machine"
+    count = len(results.hits)
+    console.print(
+        f"{count} thread{'s' if count != 1 else ''} found on {source} for {escape(repr(query))}"
+    )
+    if results.hits:
+        console.print(render.search_hits(results.hits))
+
+
+@app.command()
+def share(
+    thread: ThreadArg,
+    visibility: Annotated[
+        Visibility | None, typer.Option(help="private | organization | public.")
+    ] = None,
+    support: Annotated[
+        bool | None, typer.Option("--support/--no-support", help="Let the support role read it.")
+    ] = None,
+) -> None:
+    """Change who may read a thread on the server."""
+    if visibility is None and support is None:
+        raise typer.BadParameter("give --visibility and/or --support/--no-support")
+    with _store() as store:
+        shared = store.share(thread, visibility=visibility, shared_with_support=support)
+        note = _sync_now(store, thread)
+    who = {"private": "only you", "organization": "your organization", "public": "everyone"}
+    support_note = (
+        "shared with support" if shared.is_shared_with_support else "not shared with support"
+    )
+    console.print(
+        f"{shared.id}: visible to {who[shared.visibility]} ({shared.visibility}), {support_note}; {note}."
+    )
+
+
+def _edit_command(verb: str, thread_id: str, change: Any) -> None:
+    with _store() as store:
+        change(store, thread_id)
+        note = _sync_now(store, thread_id)
+    console.print(f"{verb} {thread_id}; {note}.")
+
+
+@app.command()
+def archive(thread: ThreadArg) -> None:
+    """Hide a thread from default listings and searches."""
+    _edit_command("Archived", thread, lambda s, t: s.archive(t))
+
+
+@app.command()
+def unarchive(thread: ThreadArg) -> None:
+    """Bring an archived thread back."""
+    _edit_command("Unarchived", thread, lambda s, t: s.unarchive(t))
+
+
+@app.command()
+def delete(
+    thread: ThreadArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+) -> None:
+    """Delete a thread here and on the server."""
+    if not yes:
+        typer.confirm(f"Delete {thread} here and on the server?", abort=True)
+    with _store() as store:
+        exists_here = store.local.exists(thread)  # validates the id
+        on_server = store.states.get(thread).base is not None or not exists_here
+        store.delete(thread)
+        note = _sync_now(store, thread) if on_server else "it was only on this machine"
+    console.print(f"Deleted {thread}; {note}.")
+
+
+@app.command()
+def fork(
+    thread: ThreadArg,
+    up_to: Annotated[
+        int | None, typer.Option("--up-to", min=0, help="Keep messages [0, N).")
+    ] = None,
+) -> None:
+    """Copy a thread (or its first N messages) into a new thread."""
+    with _store() as store:
+        new = store.fork(thread, up_to=up_to)
+        note = _sync_now(store, str(new.id))
+    count = len(new.messages)
+    console.print(
+        f"Forked {thread} into {new.id} ({count} message{'s' if count != 1 else ''}); {note}."
+    )
+
+
+@app.command()
+def resume(
+    thread: ThreadArg,
+    workspace: Annotated[Path, typer.Option(help="Where the session resumes.")] = Path("."),
+    as_json: JsonOption = False,
+) -> None:
+    """Show what changed since a thread was last saved (branch, commits, uncommitted work)."""
+    with _store() as store:
+        loaded = store.load(thread)
+    resumed = Resumed(loaded, workspace_changes(loaded, workspace))
+    if as_json:
+        render.print_json(console, resumed.as_dict())
+    else:
+        console.print(render.resume_summary(resumed))
+
+
+@app.command()
+def sync(
+    status: Annotated[
+        bool, typer.Option("--status", help="List pending and failed entries.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Retry failed entries too.")
+    ] = False,
+    pull: Annotated[
+        bool, typer.Option("--pull/--no-pull", help="Fetch newer server copies.")
+    ] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """Send pending changes now (with a progress bar), then fetch newer copies."""
+    with _store() as store:
+        if status:
+            entries = store.status()
+            if as_json:
+                render.print_json(console, [e.model_dump(mode="json") for e in entries])
+            else:
+                render.print_lines(console, render.queue_status(entries))
+            return
+        _require_login(store)
+        total = len([e for e in store.status() if retry_failed or not e.failed])
+        outcomes: list[SyncOutcome] = []
+        with Progress(
+            TextColumn("Syncing"), BarColumn(), MofNCompleteColumn(), console=errors, transient=True
+        ) as progress:
+            task = progress.add_task("sync", total=total)
+            outcomes = store.retry_pending(
+                include_failed=retry_failed, progress=lambda _: progress.advance(task)
+            )
+        unreachable = next((o for o in outcomes if o.status == "pending"), None)
+        pulled = store.pull() if pull and unreachable is None else []
+        left = store.pending_count()
+    if as_json:
+        done = [o.as_dict() for o in outcomes + pulled]
+        render.print_json(console, {"outcomes": done, "pending": left})
+    else:
+        render.print_lines(console, render.sync_summary(outcomes + pulled, left))
+    if any(o.status in ("failed", "pending") for o in outcomes):
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    thread: ThreadArg,
+    fmt: Annotated[
+        Literal["json", "markdown"], typer.Option("--format", "-f", help="json or markdown.")
+    ] = "markdown",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
+) -> None:
+    """Export a thread as JSON (exact document) or Markdown (a transcript)."""
+    with _store() as store:
+        loaded = store.load(thread)
+    text = export_thread(loaded, fmt)
+    if output is None:
+        console.file.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        errors.print(f"Wrote {escape(str(output))} ({fmt}, {len(loaded.messages)} messages).")
+
+
+def main() -> None:
+    """Entry point of the ``loomsync`` command: SDK errors become one red line and exit code 1.
+
+    Usage errors, ``--help`` and exit codes are typer's (standalone mode).
+    """
+    try:
+        app()
+    except LoomsyncError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(1)
+    except Exception as exc:  # never a traceback for a person at a terminal
+        errors.print(f"[red]error:[/red] unexpected {type(exc).__name__}: {escape(str(exc))}")
+        sys.exit(1)
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,410 @@
+"""ThreadSyncClient: the HTTP calls of API.md section 6, with retries and the error tree.
+
+- Every request carries ``User-Agent: loomsync/<version>``, ``X-Loomsync-Version`` and
+  ``X-Loomsync-Platform`` (``linux-x86_64``, ...), API.md section 9.
+- Retries (tenacity): exponential backoff with jitter, and ``Retry-After`` when the server sends
+  it, only for network errors, 408, 429 and 5xx. Writes are safe to retry: each names its base
+  version (If-Match), so a write that did land answers 409 instead of applying twice.
+- Errors map to :mod:`loomsync.errors`; a 409 carries the server's copy of the thread.
+- A thread with ``is_private = true`` is refused before any byte is sent.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+import tenacity
+
+from loomsync import codec
+from loomsync._version import __version__
+from loomsync.config import ClientConfig
+from loomsync.errors import (
+    AuthError,
+    ConfigError,
+    ConflictError,
+    GoneError,
+    NetworkError,
+    PrivateThreadError,
+    RefusedError,
+    RemoteNotFoundError,
+    ServerError,
+    SyncError,
+)
+from loomsync.model import Message, Thread
+from loomsync.summary import ArchivedFilter, SearchHit, ThreadSummary
+
+Scope = Literal["mine", "visible"]
+RETRYABLE_STATUSES = frozenset({408, 429})
+MAX_DETAIL_CHARS = 300
+
+
+def platform_tag() -> str:
+    """``<os>-<machine>`` in lower case, e.g. ``linux-x86_64`` or ``darwin-arm64``."""
+    return f"{platform.system().lower()}-{platform.machine().lower()}"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Answer to an append: the thread's new ``version`` and ``message_count``."""
+
+    id: str
+    version: int
+    message_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage:
+    """One page of a listing; pass ``next_cursor`` back for the next (None: last page)."""
+
+    threads: list[ThreadSummary]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """One page of search hits, best first."""
+
+    hits: list[SearchHit]
+    next_cursor: str | None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after", "")
+    return float(value) if value.isdigit() else None
+
+
+def error_for(response: httpx.Response, thread_id: str | None, base: int | None) -> SyncError:
+    """The :class:`SyncError` for a non-2xx response (problem JSON of API.md section 7)."""
+    try:
+        problem = response.json()
+    except ValueError:
+        problem = None
+    problem = problem if isinstance(problem, dict) else {}
+    status = response.status_code
+    detail = str(problem.get("detail") or response.reason_phrase or "")[:MAX_DETAIL_CHARS]
+    request = response.request
+    context: dict[str, Any] = {
+        "method": request.method,
+        "url": str(request.url),
+        "status": status,
+        "code": problem.get("code"),
+        "detail": detail,
+        "request_id": response.headers.get("x-request-id"),
+        "retry_after": _retry_after(response),
+    }
+    message = f"{request.method} {request.url.path}: {status} {problem.get('title') or response.reason_phrase}: {detail}"
+    if status in (401, 403):
+        return AuthError(message, **context)
+    if status == 404:
+        return RemoteNotFoundError(thread_id or "", message, **context)
+    if status == 409:
+        current = problem.get("current")
+        return ConflictError(
+            message,
+            local_version=base,
+            server_version=problem.get("server_version"),
+            current=codec.decode_thread(current) if isinstance(current, dict) else None,
+            **context,
+        )
+    if status == 410:
+        return GoneError(thread_id or "", message, **context)
+    if status in RETRYABLE_STATUSES or status >= 500:
+        return ServerError(message, **context)
+    return RefusedError(message, **context)
+
+
+def _is_retryable(error: BaseException) -> bool:
+    return isinstance(error, SyncError) and error.retryable
+
+
+class ThreadSyncClient:
+    """A synchronous client of one loomsync server (httpx), safe to share between threads.
+
+    Args:
+        server_url: e.g. ``http://127.0.0.1:8080``.
+        token: bearer JWT (None: anonymous, public threads only).
+        timeout: seconds per request (connect at most 10 s).
+        retries: extra attempts after a retryable failure (network, 408, 429, 5xx).
+        backoff: first retry delay in seconds, doubling, plus up to ``backoff`` of jitter.
+        backoff_max: longest delay in seconds.
+        transport: an httpx transport (tests that simulate the network failing).
+        sleep: the sleep function used between retries.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        backoff_max: float = 8.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not server_url.startswith(("http://", "https://")):
+            raise ConfigError(f"server URL must start with http:// or https://: {server_url!r}")
+        self.server_url = server_url.rstrip("/")
+        headers = {
+            "User-Agent": f"loomsync/{__version__}",
+            "X-Loomsync-Version": __version__,
+            "X-Loomsync-Platform": platform_tag(),
+            "Accept": "application/json",
+        }
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            base_url=self.server_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            transport=transport,
+        )
+        self.retries = retries
+        self._backoff = backoff
+        self._backoff_max = backoff_max
+        self._sleep = sleep
+
+    @classmethod
+    def from_config(cls, config: ClientConfig) -> ThreadSyncClient:
+        """A client for the configured server and token.
+
+        Raises:
+            ConfigError: no server URL configured (run ``loomsync login``).
+        """
+        if not config.server_url:
+            raise ConfigError("no server configured: run `loomsync login --server URL --token T`")
+        token = config.token.get_secret_value() if config.token else None
+        return cls(
+            config.server_url,
+            token,
+            timeout=config.timeout,
+            retries=config.retries,
+            backoff=config.backoff,
+            backoff_max=config.backoff_max,
+        )
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def __enter__(self) -> ThreadSyncClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Exponential backoff with jitter: ``backoff * 2**(n-1)`` plus up to ``backoff``, capped;
+        at least the server's ``Retry-After`` (capped too)."""
+        exponential: float = self._backoff * 2.0 ** min(state.attempt_number - 1, 30)
+        delay: float = min(self._backoff_max, exponential + random.uniform(0, self._backoff))
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, SyncError) and error.retry_after is not None:
+            delay = max(delay, min(error.retry_after, self._backoff_max))
+        return delay
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        headers: dict[str, str],
+        params: dict[str, Any] | None,
+        thread_id: str | None,
+        base: int | None,
+    ) -> httpx.Response:
+        try:
+            response = self._http.request(
+                method, path, content=content, headers=headers, params=params
+            )
+        except httpx.TransportError as exc:
+            raise NetworkError(
+                f"cannot reach {self.server_url}: {type(exc).__name__}: {exc}",
+                method=method,
+                url=f"{self.server_url}{path}",
+                detail=str(exc),
+            ) from None
+        if response.is_success:
+            return response
+        raise error_for(response, thread_id, base)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        if_match: int | None = None,
+        thread_id: str | None = None,
+    ) -> httpx.Response:
+        """Send one request (retrying as described above); the 2xx response.
+
+        Raises:
+            SyncError: the matching subclass for the failure.
+        """
+        headers: dict[str, str] = {}
+        content = None
+        if body is not None:
+            content = codec.dumps(body)
+            headers["Content-Type"] = "application/json"
+        if if_match is not None:
+            headers["If-Match"] = f'"{if_match}"'
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.retries + 1),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(_is_retryable),
+            reraise=True,
+            sleep=self._sleep,
+        )
+        return retrying(self._send, method, path, content, headers, query, thread_id, if_match)
+
+    # -- endpoints ----------------------------------------------------------------------
+
+    def get_thread(self, thread_id: str) -> Thread:
+        """``GET /api/threads/{id}``; ``version`` is the server's."""
+        response = self.request("GET", f"/api/threads/{thread_id}", thread_id=thread_id)
+        return codec.decode_thread(response.content)
+
+    def put_thread(self, thread: Thread, *, base_version: int) -> Thread:
+        """``PUT /api/threads/{id}`` with ``If-Match: "<base_version>"`` (0 creates).
+
+        Raises:
+            PrivateThreadError: the thread is private (nothing is sent).
+            ConflictError: the server is not at ``base_version``.
+        """
+        if thread.is_private:
+            raise PrivateThreadError(str(thread.id))
+        doc = codec.document(thread)
+        doc["version"] = base_version
+        response = self.request(
+            "PUT",
+            f"/api/threads/{thread.id}",
+            body=doc,
+            if_match=base_version,
+            thread_id=str(thread.id),
+        )
+        return codec.decode_thread(response.content)
+
+    def append_messages(
+        self,
+        thread_id: str,
+        messages: Sequence[Message],
+        *,
+        base_version: int,
+        fields: Mapping[str, Any] | None = None,
+    ) -> AppendResult:
+        """``POST /api/threads/{id}/messages``: append after ``base_version`` (If-Match).
+
+        ``fields`` may hold ``agent_state``, ``last_activity_at`` and the git fields.
+        """
+        body = {
+            **(fields or {}),
+            "messages": [m.model_dump(mode="python", exclude_unset=True) for m in messages],
+        }
+        path = f"/api/threads/{thread_id}/messages"
+        data = self.request("POST", path, body=body, if_match=base_version, thread_id=thread_id)
+        raw = data.json()
+        return AppendResult(str(raw["id"]), int(raw["version"]), int(raw["message_count"]))
+
+    def patch_thread(
+        self, thread_id: str, patch: Mapping[str, Any], *, base_version: int | None = None
+    ) -> Thread:
+        """``PATCH /api/threads/{id}``: merge patch of metadata, visibility, sharing, archived."""
+        response = self.request(
+            "PATCH",
+            f"/api/threads/{thread_id}",
+            body=dict(patch),
+            if_match=base_version,
+            thread_id=thread_id,
+        )
+        return codec.decode_thread(response.content)
+
+    def fork_thread(self, thread_id: str, *, up_to: int | None = None) -> Thread:
+        """``POST /api/threads/{id}/fork``: a new private thread with messages ``[0, up_to)``."""
+        body = {} if up_to is None else {"up_to": up_to}
+        path = f"/api/threads/{thread_id}/fork"
+        return codec.decode_thread(
+            self.request("POST", path, body=body, thread_id=thread_id).content
+        )
+
+    def delete_thread(self, thread_id: str) -> None:
+        """``DELETE /api/threads/{id}`` (soft delete)."""
+        self.request("DELETE", f"/api/threads/{thread_id}", thread_id=thread_id)
+
+    def list_threads(
+        self,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        workspace: str | None = None,
+        scope: Scope = "mine",
+        archived: ArchivedFilter = "false",
+    ) -> ThreadPage:
+        """``GET /api/threads``: one page of summaries, newest activity first."""
+        params = {"limit": limit, "cursor": cursor, "workspace": workspace, "scope": scope}
+        raw = self.request("GET", "/api/threads", params={**params, "archived": archived}).json()
+        rows = [ThreadSummary.model_validate(r) for r in raw["threads"]]
+        return ThreadPage(rows, raw.get("next_cursor"))
+
+    def iter_threads(
+        self,
+        *,
+        page_size: int = 200,
+        workspace: str | None = None,
+        scope: Scope = "mine",
+        archived: ArchivedFilter = "false",
+    ) -> Iterator[ThreadSummary]:
+        """Every summary, page by page (``page_size`` 1-200)."""
+        cursor: str | None = None
+        while True:
+            page = self.list_threads(
+                limit=page_size, cursor=cursor, workspace=workspace, scope=scope, archived=archived
+            )
+            yield from page.threads
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        cursor: str | None = None,
+        syntax: Literal["plain", "web"] = "plain",
+        workspace: str | None = None,
+        scope: Scope = "mine",
+        archived: ArchivedFilter = "false",
+    ) -> SearchPage:
+        """``GET /api/threads/search``: ranked hits with snippets."""
+        params = {"q": query, "limit": limit, "cursor": cursor, "syntax": syntax}
+        params.update(workspace=workspace, scope=scope, archived=archived)
+        raw = self.request("GET", "/api/threads/search", params=params).json()
+        hits = [SearchHit.model_validate(h) for h in raw["hits"]]
+        return SearchPage(hits, raw.get("next_cursor"))
+
+    def health(self) -> bool:
+        """True if ``GET /health`` answers 200 (one attempt, no retries)."""
+        try:
+            return self._http.get("/health").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+
+__all__ = [
+    "AppendResult",
+    "SearchPage",
+    "ThreadPage",
+    "ThreadSyncClient",
+    "error_for",
+    "platform_tag",
+]

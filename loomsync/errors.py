@@ -1,0 +1,232 @@
+"""The client's error tree. Every error the SDK raises on purpose is a :class:`LoomsyncError`.
+
+::
+
+    LoomsyncError
+    ├── ConfigError                 bad or missing client configuration
+    ├── ThreadNotFoundError         no such thread (locally, or 404 from the server)
+    ├── InvalidThreadFileError      a thread file that does not parse (local, or a given path)
+    │   └── CorruptThreadError      a stored thread file, moved aside ("quarantined")
+    ├── UnsupportedOperationError   e.g. reading a file path through a remote store
+    ├── PrivateThreadError          a private thread was about to be sent to a server
+    ├── StoreLockedError            a file lock could not be taken in time
+    ├── InvalidInputError           a bad argument (not a thread id, a bad metadata patch, ...)
+    └── SyncError                   anything the server or the network said no to
+        ├── NetworkError            no answer (connection refused, timeout, TLS, ...)
+        ├── AuthError               401 or 403
+        ├── RemoteNotFoundError     404 (also a ThreadNotFoundError)
+        ├── ConflictError           409, with the server's copy
+        ├── GoneError               410, deleted on the server (also a ThreadNotFoundError)
+        ├── RefusedError            400, 413, 422 and other 4xx: refused for good
+        └── ServerError             408, 429, 5xx still failing after the retries
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loomsync.model import Thread
+
+
+class LoomsyncError(Exception):
+    """Base of every error the SDK raises on purpose; ``str(error)`` is one readable line."""
+
+
+class ConfigError(LoomsyncError):
+    """Client configuration is missing or invalid (e.g. not logged in, bad config.toml)."""
+
+
+class ThreadNotFoundError(LoomsyncError):
+    """No thread with this id in the store.
+
+    Attributes:
+        thread_id: the id that was asked for.
+    """
+
+    def __init__(self, thread_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"thread {thread_id} not found")
+        self.thread_id = thread_id
+
+
+class InvalidThreadFileError(LoomsyncError):
+    """A file that should hold a thread document does not parse or validate.
+
+    Attributes:
+        path: the file.
+        reason: what is wrong with it (one line).
+    """
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is not a valid thread file: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class CorruptThreadError(InvalidThreadFileError):
+    """A stored thread file did not parse; it was moved aside and never uploaded.
+
+    Attributes:
+        thread_id: the thread whose file was bad.
+        quarantined_to: where the bad file now is (None if moving it failed).
+    """
+
+    def __init__(
+        self, thread_id: str, path: Path, reason: str, quarantined_to: Path | None
+    ) -> None:
+        super().__init__(path, reason)
+        self.thread_id = thread_id
+        self.quarantined_to = quarantined_to
+        where = f"moved to {quarantined_to}" if quarantined_to else "left in place"
+        self.args = (f"thread file {path.name} is corrupt ({reason}); {where}",)
+
+
+class UnsupportedOperationError(LoomsyncError):
+    """The store cannot do this (e.g. a remote store asked to read a local file path)."""
+
+
+class PrivateThreadError(LoomsyncError):
+    """A thread with ``is_private = true`` was about to leave the machine; nothing was sent."""
+
+    def __init__(self, thread_id: str | None) -> None:
+        super().__init__(f"thread {thread_id} is private: it never leaves this machine")
+        self.thread_id = thread_id
+
+
+class StoreLockedError(LoomsyncError):
+    """A file lock (thread file, queue) could not be taken within the timeout (seconds)."""
+
+
+class InvalidInputError(LoomsyncError, ValueError):
+    """An argument is invalid: not a thread id, a metadata patch that is not valid, ..."""
+
+
+class SyncError(LoomsyncError):
+    """The server or the network refused a request.
+
+    Attributes:
+        method: HTTP method of the request (``"PUT"``, ...), or None.
+        url: the request URL, or None.
+        status: HTTP status, or None when no response arrived.
+        code: the problem ``code`` of API.md section 7 (``"version_conflict"``, ...), or None.
+        detail: the server's explanation (problem ``detail``) or the network error text.
+        request_id: the server's ``X-Request-ID``, when it sent one.
+        retry_after: seconds the server asked to wait (``Retry-After``), or None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        url: str | None = None,
+        status: int | None = None,
+        code: str | None = None,
+        detail: str | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.method = method
+        self.url = url
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.request_id = request_id
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        """True when trying again later may succeed (network errors, 408, 429, 5xx)."""
+        return False
+
+
+class NetworkError(SyncError):
+    """No response: the server could not be reached, or the connection broke or timed out."""
+
+    @property
+    def retryable(self) -> bool:
+        """Always True: the network may come back."""
+        return True
+
+
+class AuthError(SyncError):
+    """401 (missing, bad or expired token) or 403 (readable but not writable)."""
+
+
+class RemoteNotFoundError(SyncError, ThreadNotFoundError):
+    """404 from the server: no such thread, or not readable by this user."""
+
+    def __init__(self, thread_id: str, message: str, **context: Any) -> None:
+        SyncError.__init__(self, message, **context)
+        self.thread_id = thread_id
+
+
+class ConflictError(SyncError):
+    """409: the thread changed on the server since the version this write was based on.
+
+    Attributes:
+        local_version: the base version the client sent (If-Match), or None.
+        server_version: the version the server holds, or None if it holds none.
+        current: the server's full copy (API.md section 5), or None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        local_version: int | None,
+        server_version: int | None,
+        current: Thread | None,
+        **context: Any,
+    ) -> None:
+        super().__init__(message, **context)
+        self.local_version = local_version
+        self.server_version = server_version
+        self.current = current
+
+
+class GoneError(SyncError, ThreadNotFoundError):
+    """410: the thread was deleted on the server; its id cannot be reused.
+
+    Also a ThreadNotFoundError: reading a deleted thread finds nothing.
+    """
+
+    def __init__(self, thread_id: str, message: str, **context: Any) -> None:
+        SyncError.__init__(self, message, **context)
+        self.thread_id = thread_id
+
+
+class RefusedError(SyncError):
+    """A 4xx the server will give again for the same request (400, 413, 422, ...)."""
+
+
+class ServerError(SyncError):
+    """408, 429 or 5xx, still failing after the retries; try again later."""
+
+    @property
+    def retryable(self) -> bool:
+        """Always True: the server may recover."""
+        return True
+
+
+__all__ = [
+    "AuthError",
+    "ConfigError",
+    "ConflictError",
+    "CorruptThreadError",
+    "GoneError",
+    "InvalidInputError",
+    "InvalidThreadFileError",
+    "LoomsyncError",
+    "NetworkError",
+    "PrivateThreadError",
+    "RefusedError",
+    "RemoteNotFoundError",
+    "ServerError",
+    "StoreLockedError",
+    "SyncError",
+    "ThreadNotFoundError",
+    "UnsupportedOperationError",
+]

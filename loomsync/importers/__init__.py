@@ -1,0 +1,77 @@
+"""Importers: session files written by coding agents → thread documents (API.md section 2).
+
+Each format is a module with a pure ``parse(path) -> ImportResult`` and an :class:`Importer`
+entry in :data:`FORMATS`::
+
+    from loomsync.importers import FORMATS, import_path
+
+    result = import_path(Path("~/.codex/sessions").expanduser())
+    for thread in result.threads: ...
+    result.warnings, result.skipped  # unreadable files; damaged lines by reason
+
+Thread ids are stable: ``T-<session uuid>`` when the agent names its session with a UUID,
+otherwise a UUIDv5 (:data:`~loomsync.importers.common.NAMESPACE`) over the format and the
+session's identity, so importing again gives the same ids and the same documents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loomsync.importers import aider, claude_code, codex, gemini_cli, openhands, swe_agent
+from loomsync.importers.common import Importer, ImportResult
+
+#: Every supported format by name, in the order :func:`detect_format` tries them.
+FORMATS: dict[str, Importer] = {
+    importer.name: importer
+    for importer in (
+        codex.IMPORTER,
+        claude_code.IMPORTER,
+        gemini_cli.IMPORTER,
+        aider.IMPORTER,
+        swe_agent.IMPORTER,
+        openhands.IMPORTER,
+    )
+}
+
+
+def detect_format(path: Path) -> str | None:
+    """The name of the format of the file ``path`` (a look at its name and first bytes), or
+    None if no importer recognises it (or it cannot be read)."""
+    if not path.is_file():
+        return None
+    return next((name for name, importer in FORMATS.items() if importer.detect(path)), None)
+
+
+def import_path(path: Path, format: str | None = None) -> ImportResult:
+    """Import every session file at ``path`` (a file, or a folder searched recursively).
+
+    With ``format`` only that importer is used; otherwise each file is read by the format
+    :func:`detect_format` finds. A file no importer recognises is reported in ``warnings``
+    when it was named directly; files that cannot be read are reported and skipped.
+
+    Raises:
+        KeyError: ``format`` is not a key of :data:`FORMATS`.
+    """
+    result = ImportResult()
+    importers = [FORMATS[format]] if format is not None else list(FORMATS.values())
+    if path.is_file():
+        name = format or detect_format(path)
+        if name is None:
+            result.warnings.append(f"{path}: not a session file of a known format")
+        else:
+            result.add(FORMATS[name].parse(path))
+        return result
+    if not path.exists():
+        result.warnings.append(f"{path}: no such file or folder")
+        return result
+    seen: set[Path] = set()
+    for importer in importers:
+        for file in importer.discover(path):
+            if file not in seen:
+                seen.add(file)
+                result.add(importer.parse(file))
+    return result
+
+
+__all__ = ["FORMATS", "ImportResult", "Importer", "detect_format", "import_path"]

@@ -1,0 +1,351 @@
+"""Claude Code transcripts: ``~/.claude/projects/<project>/<session id>.jsonl``, subagents in
+``<session id>/subagents/agent-<id>.jsonl`` (older versions: ``agent-<id>.jsonl`` beside the
+session, or sidechain lines inside the session file itself).
+
+Lines carry ``uuid`` and ``parentUuid`` and form a tree. The conversation is the path from
+the last message back to the root (across ``compact_boundary`` lines by ``logicalParentUuid``,
+and across gaps left by lines missing from the file, to the line before), plus the parts of
+the same turns that hang off it: the other lines of an assistant message on the path and the
+tool results answering its tool calls. Branches abandoned by a rewind or a regenerated
+answer are left out. What comes out, in file order:
+
+- assistant lines sharing one ``message.id`` → one assistant message (text blocks as
+  content, ``tool_use`` blocks as tool calls; ``thinking`` is not content), split where a
+  tool result was written between two of its lines;
+- user lines → a user message, or a system message for harness-injected text (``isMeta``,
+  ``isCompactSummary``); their ``tool_result`` blocks → tool messages;
+- ``summary`` lines → the title; ``progress``, ``system``, ``file-history-snapshot`` and
+  ``queue-operation`` lines are not content.
+
+A subagent file, and each sidechain inside a session file, becomes a thread of its own with
+``metadata.extra.parent_thread_id`` set to the session's thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from loomsync.ids import ThreadId
+from loomsync.importers.common import (
+    Importer,
+    ImportResult,
+    as_dict,
+    as_list,
+    as_str,
+    blocks_text,
+    build_thread,
+    clip_title,
+    find_files,
+    first_objects,
+    head,
+    home,
+    name_thread_id,
+    parse_time,
+    read_jsonl,
+    session_thread_id,
+)
+from loomsync.model import Message, Role, Thread, ToolCall
+
+NAME = "claude-code"
+
+Entry = dict[str, Any]
+
+_COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
+_CONVERSATION = ("user", "assistant")
+
+
+def _is_tool_results(entry: Entry) -> bool:
+    """True for a user line that only carries tool results."""
+    blocks = as_list(as_dict(entry.get("message")).get("content"))
+    return bool(blocks) and all(as_dict(b).get("type") == "tool_result" for b in blocks)
+
+
+def _message_id(entry: Entry) -> str:
+    return as_str(as_dict(entry.get("message")).get("id")) or str(entry["uuid"])
+
+
+def select(entries: list[Entry]) -> list[Entry]:
+    """The lines of the conversation that ends with the last message line, in file order.
+
+    ``entries`` are the lines with a ``uuid`` of one conversation (main or one sidechain), in
+    file order. See the module docstring for which branches are kept.
+    """
+    conversation = [e for e in entries if e.get("type") in _CONVERSATION]
+    if not conversation:
+        return []
+    by_uuid = {e["uuid"]: e for e in entries}
+    position = {e["uuid"]: i for i, e in enumerate(entries)}
+    chain: set[str] = set()
+    current: str | None = conversation[-1]["uuid"]
+    while current is not None and current not in chain:
+        chain.add(current)
+        entry = by_uuid[current]
+        parent = as_str(entry.get("parentUuid")) or as_str(entry.get("logicalParentUuid"))
+        if parent is None or parent not in by_uuid:
+            index = position[current]
+            parent = entries[index - 1]["uuid"] if index > 0 else None
+        current = parent
+    message_ids = {_message_id(by_uuid[u]) for u in chain if by_uuid[u].get("type") == "assistant"}
+    kept = set(chain)
+    for entry in entries:
+        if entry["uuid"] in kept or as_str(entry.get("parentUuid")) not in kept:
+            continue
+        kind = entry.get("type")
+        if (
+            (kind == "assistant" and _message_id(entry) in message_ids)
+            or (kind == "user" and _is_tool_results(entry))
+            or kind not in _CONVERSATION
+        ):
+            kept.add(entry["uuid"])
+    return [e for e in entries if e["uuid"] in kept]
+
+
+def to_messages(entries: Iterable[Entry]) -> list[Message]:
+    """Messages for selected lines (see the module docstring), in order.
+
+    Assistant lines of one ``message.id`` are merged while nothing else was written between
+    them; when a tool result arrives between two lines of the same response (Claude Code
+    2.1 streams them that way), the rest of the response starts a new assistant message, so
+    a message never changes once a later one exists (a growing file extends the import).
+    """
+    messages: list[Message] = []
+    current: tuple[str, Message, list[str]] | None = None  # the open assistant message
+    tool_names: dict[str, str] = {}
+    for entry in entries:
+        kind, body = entry.get("type"), as_dict(entry.get("message"))
+        if kind == "assistant":
+            key = _message_id(entry)
+            if current is None or current[0] != key:
+                time = parse_time(entry.get("timestamp"))
+                current = (key, Message(role="assistant", content="", created_at=time), [])
+                messages.append(current[1])
+            _, message, texts = current
+            content = body.get("content")
+            for block in [content] if isinstance(content, str) else as_list(content):
+                block = (
+                    {"type": "text", "text": block} if isinstance(block, str) else as_dict(block)
+                )
+                text = block.get("text")
+                if block.get("type") == "text" and isinstance(text, str) and text.strip():
+                    texts.append(text.strip())
+                elif block.get("type") == "tool_use":
+                    call_id, name = as_str(block.get("id")), as_str(block.get("name"))
+                    if call_id and name:
+                        tool_names[call_id] = name
+                    call = ToolCall(id=call_id, tool_name=name, arguments_json=block.get("input"))
+                    message.tool_calls = [*(message.tool_calls or []), call]
+            message.content = "\n\n".join(texts)
+        elif kind == "user":
+            added = _user_messages(entry, body, tool_names)
+            messages.extend(added)
+            current = None if added else current
+    return messages
+
+
+def _user_messages(entry: Entry, body: dict[str, Any], tool_names: dict[str, str]) -> list[Message]:
+    time = parse_time(entry.get("timestamp"))
+    role: Role = "system" if entry.get("isMeta") or entry.get("isCompactSummary") else "user"
+    content = body.get("content")
+    if isinstance(content, str):
+        return [Message(role=role, content=content, created_at=time)]
+    out: list[Message] = []
+    texts: list[Any] = []
+    for block in as_list(content):
+        block = as_dict(block)
+        if block.get("type") == "tool_result":
+            call_id = as_str(block.get("tool_use_id"))
+            text = blocks_text(block.get("content"), image="[image]")
+            name = tool_names.get(call_id) if call_id else None
+            out.append(
+                Message(
+                    role="tool", content=text, tool_call_id=call_id, tool_name=name, created_at=time
+                )
+            )
+        else:
+            texts.append(block)
+    if texts:
+        out.append(Message(role=role, content=blocks_text(texts, image="[image]"), created_at=time))
+    return out
+
+
+def _title(messages: list[Message]) -> str | None:
+    """The first user message that is the user's own words, else the first slash command."""
+    users = [m.content for m in messages if m.role == "user"]
+    for text in users:
+        stripped = text.strip()
+        if stripped and not stripped.startswith(("<", "[Request interrupted")):
+            return clip_title(stripped)
+    for text in users:
+        if command := _COMMAND.search(text):
+            args = _ARGS.search(text)
+            return clip_title(f"{command.group(1)} {args.group(1) if args else ''}")
+    return None
+
+
+def _last(entries: list[Entry], key: str) -> str | None:
+    return next((v for e in reversed(entries) if (v := as_str(e.get(key)))), None)
+
+
+def _first(entries: list[Entry], key: str) -> str | None:
+    return next((v for e in entries if (v := as_str(e.get(key)))), None)
+
+
+def _thread(
+    path: Path,
+    entries: list[Entry],
+    thread_id: ThreadId,
+    title: str | None,
+    extra: dict[str, Any],
+) -> Thread | None:
+    selected = select(entries)
+    messages = to_messages(selected)
+    if not messages:
+        return None
+    models = [
+        model
+        for e in selected
+        if e.get("type") == "assistant"
+        and (model := as_str(as_dict(e.get("message")).get("model")))
+        and not model.startswith("<")
+    ]
+    times = [
+        time
+        for e in selected
+        if e.get("type") in _CONVERSATION and (time := parse_time(e.get("timestamp")))
+    ]
+    return build_thread(
+        thread_id,
+        messages,
+        source={
+            "agent": "claude-code",
+            "version": _last(selected, "version"),
+            "file": path.name,
+            "session_id": _first(selected, "sessionId"),
+            "agent_id": _first(selected, "agentId"),
+        },
+        title=title or _title(messages),
+        created_at=times[0] if times else None,
+        last_activity_at=times[-1] if times else None,
+        extra=extra,
+        workspace_root=_first(selected, "cwd"),
+        cwd=_last(selected, "cwd"),
+        git_branch=_last(selected, "gitBranch"),
+        git_initial_branch=_first(selected, "gitBranch"),
+        provider="anthropic",
+        model=models[-1] if models else None,
+    )
+
+
+def _sidechains(entries: list[Entry]) -> dict[str, list[Entry]]:
+    """Sidechain lines grouped by the uuid of their root line, in order of appearance."""
+    by_uuid = {e["uuid"]: e for e in entries}
+    roots: dict[str, str] = {}
+
+    def root_of(uuid: str) -> str:
+        """The first line of the chain ``uuid`` belongs to (memoised; cycles stop)."""
+        trail: list[str] = []
+        while uuid not in roots:
+            trail.append(uuid)
+            parent = as_str(by_uuid[uuid].get("parentUuid"))
+            if parent is None or parent not in by_uuid or parent in trail:
+                roots[uuid] = uuid
+                break
+            uuid = parent
+        for step in trail:
+            roots[step] = roots[uuid]
+        return roots[uuid]
+
+    groups: dict[str, list[Entry]] = {}
+    for entry in entries:
+        groups.setdefault(root_of(entry["uuid"]), []).append(entry)
+    return groups
+
+
+def parse(path: Path) -> ImportResult:
+    """Read one transcript: the session thread plus one thread per sidechain in it, or one
+    subagent thread for an ``agent-*.jsonl`` file. Damaged lines are skipped and counted; an
+    unreadable file gives a warning and no thread."""
+    result = ImportResult()
+    records = read_jsonl(path, result)
+    if records is None:
+        return result
+    entries: list[Entry] = []
+    summaries: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    for record in records:
+        kind, uuid = record.get("type"), as_str(record.get("uuid"))
+        if kind == "summary" and isinstance(record.get("summary"), str):
+            summaries.append((record["summary"], as_str(record.get("leafUuid"))))
+        elif kind in _CONVERSATION and not isinstance(record.get("message"), dict):
+            result.skipped["bad_record"] += 1
+        elif uuid in seen:
+            result.skipped["duplicate_uuid"] += 1
+        elif isinstance(kind, str) and uuid:
+            seen.add(uuid)
+            entries.append(record)
+    conversation = [e for e in entries if e.get("type") in _CONVERSATION]
+    folder = path.parent.parent.name if path.parent.name == "subagents" else None
+    session_id = _first(entries, "sessionId") or folder or path.stem
+    session = session_thread_id(NAME, session_id)
+    threads: list[Thread | None] = []
+    if path.name.startswith("agent-") or (
+        conversation and all(e.get("isSidechain") for e in conversation)
+    ):
+        agent_id = _first(entries, "agentId") or path.stem.removeprefix("agent-")
+        thread_id = name_thread_id(NAME, "subagent", session_id, agent_id)
+        threads.append(_thread(path, entries, thread_id, None, {"parent_thread_id": session}))
+    else:
+        main = [e for e in entries if not e.get("isSidechain")]
+        uuids = {e["uuid"] for e in main}
+        leaf_titles = [s for s, leaf in summaries if leaf in uuids]
+        title = leaf_titles[-1] if leaf_titles else (summaries[0][0] if summaries else None)
+        threads.append(_thread(path, main, session, clip_title(title), {}))
+        sidechains = _sidechains([e for e in entries if e.get("isSidechain")])
+        for root, group in sidechains.items():
+            thread_id = name_thread_id(NAME, "sidechain", session_id, root)
+            threads.append(_thread(path, group, thread_id, None, {"parent_thread_id": session}))
+    result.threads.extend(t for t in threads if t is not None)
+    if not result.threads:
+        result.warnings.append(f"{path}: no Claude Code conversation in this file")
+    return result
+
+
+def _looks_like_a_line(record: dict[str, Any]) -> bool:
+    return ("parentUuid" in record and "sessionId" in record) or (
+        record.get("type") == "summary" and "leafUuid" in record
+    )
+
+
+def detect(path: Path) -> bool:
+    """A ``.jsonl`` file whose first lines are Claude Code transcript lines (a line too long
+    to parse from the first bytes is judged by the keys it starts with)."""
+    if path.suffix != ".jsonl":
+        return False
+    records = first_objects(path)
+    if records:
+        return any(_looks_like_a_line(r) for r in records)
+    first = head(path).split(b"\n", 1)[0]
+    return b'"parentUuid"' in first and b'"sessionId"' in first
+
+
+def discover(path: Path) -> list[Path]:
+    """Transcripts under ``path`` (sessions and their subagent files), or the file itself."""
+    return find_files(path, ["*.jsonl"], detect)
+
+
+def default_paths() -> list[Path]:
+    """``~/.claude/projects`` and, when set, ``$CLAUDE_CONFIG_DIR/projects``."""
+    paths = [home() / ".claude" / "projects"]
+    if config := os.environ.get("CLAUDE_CONFIG_DIR"):
+        paths.append(Path(config).expanduser() / "projects")
+    return paths
+
+
+IMPORTER = Importer(
+    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+)

@@ -1,0 +1,345 @@
+"""What every importer shares: the result type, the registry entry, damage-counting readers,
+timestamps, text helpers, name-based thread ids and the thread builder.
+
+Importers are pure: they read one file and return :class:`ImportResult`; they never write,
+never look at the clock and never make random ids, so importing the same bytes twice gives the
+same documents.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from loomsync.ids import ThreadId
+from loomsync.model import AgentState, Conversation, Message, Metadata, Thread, to_utc
+
+#: Namespace of the name-based (UUIDv5) thread ids of sessions that carry no UUID of their own.
+#: Fixed forever: changing it would give every such session a new id on the next import.
+NAMESPACE = uuid.UUID("59570019-7d95-44d7-a794-18b8486ea9da")
+
+#: Titles longer than this many characters are cut and end with "…".
+TITLE_LENGTH = 80
+
+
+@dataclass
+class ImportResult:
+    """What importing one file (or several, merged with :meth:`add`) produced.
+
+    ``threads`` are complete thread documents in file order; ``warnings`` are human-readable
+    notes about files (unreadable, not a session, …); ``skipped`` counts the lines or records
+    left out because they were damaged, by reason (``invalid_json``, ``truncated_line``,
+    ``invalid_utf8``, ``not_an_object``, ``bad_record``, ``duplicate_uuid``).
+    """
+
+    threads: list[Thread] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: ImportResult) -> None:
+        """Append ``other``'s threads and warnings and add its skipped counts to this one."""
+        self.threads.extend(other.threads)
+        self.warnings.extend(other.warnings)
+        self.skipped.update(other.skipped)
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One session format: its name, where it lives, how to find and read its files.
+
+    - ``default_paths()``: the usual folders on this machine, expanded from ``HOME`` at call
+      time (they may not exist).
+    - ``detect(path)``: a cheap look at a file's name and first bytes; True if it is this format.
+    - ``discover(path)``: the files of this format under a folder (sorted), or ``[path]`` for
+      a file; a missing path gives ``[]``.
+    - ``parse(path)``: read one file; never raises for bad input (see :class:`ImportResult`).
+    """
+
+    name: str
+    default_paths: Callable[[], list[Path]]
+    detect: Callable[[Path], bool]
+    discover: Callable[[Path], list[Path]]
+    parse: Callable[[Path], ImportResult]
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_bytes(path: Path, result: ImportResult) -> bytes | None:
+    """Return the bytes of ``path``, or None after adding a warning if it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        result.warnings.append(f"{path}: cannot read ({exc.strerror or type(exc).__name__})")
+        return None
+
+
+def read_jsonl(path: Path, result: ImportResult) -> list[dict[str, Any]] | None:
+    """Return the JSON objects of a JSON Lines file, one per line, in file order.
+
+    Blank lines are ignored. A line that is not UTF-8, not JSON or not an object is skipped
+    and counted in ``result.skipped``; an unparsable last line without a newline counts as
+    ``truncated_line`` (a writer was interrupted). Returns None (with a warning) when the file
+    cannot be read at all.
+    """
+    raw = read_bytes(path, result)
+    if raw is None:
+        return None
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    chunks = raw.split(b"\n")
+    records: list[dict[str, Any]] = []
+    for index, chunk in enumerate(chunks):
+        if not chunk.strip():
+            continue
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            result.skipped["invalid_utf8"] += 1
+            continue
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            last = index == len(chunks) - 1
+            result.skipped["truncated_line" if last else "invalid_json"] += 1
+            continue
+        if not isinstance(value, dict):
+            result.skipped["not_an_object"] += 1
+            continue
+        records.append(value)
+    return records
+
+
+def read_json(path: Path, result: ImportResult) -> Any:
+    """Return the JSON document in ``path``, or None after a warning (unreadable, not UTF-8,
+    not JSON: one damaged document is one skipped record, counted by reason)."""
+    raw = read_bytes(path, result)
+    if raw is None:
+        return None
+    try:
+        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError:
+        result.skipped["invalid_utf8"] += 1
+        result.warnings.append(f"{path}: not UTF-8 text")
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        result.skipped["invalid_json"] += 1
+        result.warnings.append(f"{path}: not a JSON document (damaged or truncated)")
+        return None
+
+
+def head(path: Path, size: int = 65536) -> bytes:
+    """The first ``size`` bytes of ``path`` (empty if it cannot be read); for ``detect``."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
+def first_objects(path: Path, count: int = 5) -> list[dict[str, Any]]:
+    """Up to ``count`` JSON objects from the first complete lines of ``path`` (for ``detect``)."""
+    found: list[dict[str, Any]] = []
+    for line in head(path).split(b"\n")[:-1]:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+            if len(found) == count:
+                break
+    return found
+
+
+def find_files(path: Path, patterns: Iterable[str], detect: Callable[[Path], bool]) -> list[Path]:
+    """``[path]`` for a file; the files under a folder matching a glob pattern and ``detect``,
+    sorted; ``[]`` when ``path`` does not exist."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        return []
+    found = {p for pattern in patterns for p in path.rglob(pattern) if p.is_file()}
+    return sorted(p for p in found if detect(p))
+
+
+def home() -> Path:
+    """The user's home folder, read from ``HOME`` at call time."""
+    return Path.home()
+
+
+# --- values ----------------------------------------------------------------------------------
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 / ISO 8601 string (``Z`` or an offset; naive read as UTC) or a Unix time
+    in seconds or milliseconds, as an aware UTC datetime; None for anything else."""
+    try:
+        if isinstance(value, str):
+            return to_utc(datetime.fromisoformat(value.strip()))
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            seconds = value / 1000 if abs(value) > 1e11 else value
+            return datetime.fromtimestamp(seconds, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
+def json_text(value: Any) -> str:
+    """Text for a JSON value: strings as they are, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def tool_arguments(raw: Any) -> Any:
+    """Tool-call arguments as JSON: a string holding JSON is decoded; any other string is
+    kept as ``{"raw": text}``; other values are returned unchanged."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return {"raw": raw}
+    return raw
+
+
+def blocks_text(content: Any, *, image: str | None = None) -> str:
+    """The text of a message ``content`` that is a string or a list of blocks
+    (``{"type": "text", "text": …}``, plain strings, images): text blocks joined by newlines;
+    image blocks become ``image`` when given, other blocks are left out."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in as_list(content):
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+            elif image is not None and block.get("type") in ("image", "input_image", "image_url"):
+                parts.append(image)
+    return "\n".join(parts)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def clip_title(text: str | None) -> str | None:
+    """A one-line title: whitespace collapsed, at most :data:`TITLE_LENGTH` characters
+    (longer ones are cut and end with "…"); None for blank text."""
+    if not text:
+        return None
+    line = _SPACE.sub(" ", text).strip()
+    if not line:
+        return None
+    return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH] + "…"
+
+
+# --- ids and documents -----------------------------------------------------------------------
+
+
+def name_thread_id(*parts: str) -> ThreadId:
+    """A name-based id: UUIDv5 in :data:`NAMESPACE` over ``parts`` (format first)."""
+    return ThreadId.from_uuid(uuid.uuid5(NAMESPACE, json.dumps(list(parts))))
+
+
+def session_thread_id(fmt: str, session_id: str) -> ThreadId:
+    """``T-<uuid>`` when ``session_id`` is a UUID, else :func:`name_thread_id` (fmt, id)."""
+    try:
+        return ThreadId.from_uuid(uuid.UUID(session_id.strip()))
+    except ValueError:
+        return name_thread_id(fmt, session_id)
+
+
+def file_identity(path: Path) -> str:
+    """How a session file without an id of its own is named in its thread id: its folder's
+    name and its own name (stable when the folder moves, distinct between projects)."""
+    return f"{path.parent.name}/{path.name}"
+
+
+def build_thread(
+    thread_id: ThreadId,
+    messages: list[Message],
+    *,
+    source: dict[str, Any],
+    title: str | None = None,
+    created_at: datetime | None = None,
+    last_activity_at: datetime | None = None,
+    extra: dict[str, Any] | None = None,
+    **fields: Any,
+) -> Thread:
+    """Assemble a thread document the way every importer does.
+
+    ``source`` becomes ``metadata.extra.source`` (None values dropped); ``extra`` adds other
+    keys to ``metadata.extra``; ``created_at`` / ``last_activity_at`` default to the first /
+    last message time, and ``updated_at`` is ``last_activity_at``. ``fields`` are other
+    Thread fields (``cwd``, ``model``, git fields, …).
+    """
+    times = [m.created_at for m in messages if m.created_at is not None]
+    created = created_at or (min(times) if times else None)
+    last = last_activity_at or (max(times) if times else created)
+    meta_extra: dict[str, Any] = {"source": {k: v for k, v in source.items() if v is not None}}
+    meta_extra.update(extra or {})
+    return Thread(
+        id=thread_id,
+        created_at=created,
+        updated_at=last,
+        last_activity_at=last,
+        conversation=Conversation(messages=messages),
+        agent_state=AgentState(
+            kind="waiting_for_user_input", retries=0, last_error=None, pending_tool_calls=[]
+        ),
+        metadata=Metadata(title=title, extra=meta_extra),
+        **fields,
+    )
+
+
+__all__ = [
+    "NAMESPACE",
+    "TITLE_LENGTH",
+    "ImportResult",
+    "Importer",
+    "as_dict",
+    "as_list",
+    "as_str",
+    "blocks_text",
+    "build_thread",
+    "clip_title",
+    "file_identity",
+    "find_files",
+    "first_objects",
+    "head",
+    "home",
+    "json_text",
+    "name_thread_id",
+    "parse_time",
+    "read_bytes",
+    "read_json",
+    "read_jsonl",
+    "session_thread_id",
+    "tool_arguments",
+]

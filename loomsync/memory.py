@@ -1,0 +1,120 @@
+"""MemoryThreadStore: threads in a dict, for ephemeral sessions that must leave no trace on disk
+or on a server (and for tests). Nothing is written anywhere; everything is gone on close."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from loomsync import edits
+from loomsync.errors import ThreadNotFoundError
+from loomsync.model import Thread, Visibility
+from loomsync.search import search_threads
+from loomsync.store import ThreadRef, read_thread_file
+from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
+
+
+class MemoryThreadStore:
+    """A ThreadStore in memory: thread-safe, no files, no network. Copies in and out."""
+
+    def __init__(self) -> None:
+        """An empty store."""
+        self._threads: dict[str, Thread] = {}
+        self._guard = threading.RLock()
+
+    def load(self, thread_id: ThreadRef) -> Thread:
+        """A copy of the thread; a ``Path`` reads that file. Raises ThreadNotFoundError."""
+        if isinstance(thread_id, os.PathLike):
+            return self.load_file(thread_id)
+        key = str(edits.parse_id(thread_id))
+        with self._guard:
+            thread = self._threads.get(key)
+        if thread is None:
+            raise ThreadNotFoundError(key)
+        return thread.model_copy(deep=True)
+
+    def load_file(self, path: ThreadRef) -> Thread:
+        """Read a thread file by path (read only: nothing is written)."""
+        return read_thread_file(Path(path))
+
+    def save(self, thread: Thread) -> Thread:
+        """Keep a copy; returns the thread as stored (id and ``created_at`` filled in)."""
+        thread = edits.prepared(thread)
+        with self._guard:
+            self._threads[str(thread.id)] = thread.model_copy(deep=True)
+        return thread
+
+    def save_and_sync(self, thread: Thread) -> SyncOutcome:
+        """Save; nothing is ever sent, so the outcome is ``"local"``."""
+        saved = self.save(thread)
+        return SyncOutcome(str(saved.id), "local", detail="memory store", thread=saved)
+
+    def _edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread:
+        with self._guard:
+            return self.save(change(self.load(thread_id)))
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        workspace: str | None = None,
+        archived: ArchivedFilter = "false",
+    ) -> builtins.list[ThreadSummary]:
+        """Summaries, newest first."""
+        with self._guard:
+            threads = builtins.list(self._threads.values())
+        rows = [ThreadSummary.of(t) for t in threads]
+        rows = [r for r in rows if keep(r, archived=archived, workspace=workspace)]
+        rows.sort(key=lambda r: r.sort_key, reverse=True)
+        return rows if limit is None else rows[:limit]
+
+    def search(self, query: str, *, limit: int = 20) -> SearchResults:
+        """Substring search (see :mod:`loomsync.search`) over unarchived threads."""
+        with self._guard:
+            threads = [t for t in self._threads.values() if not edits.archived_at(t)]
+        return SearchResults(hits=search_threads(threads, query, limit=limit))
+
+    def delete(self, thread_id: str) -> None:
+        """Forget the thread. Raises ThreadNotFoundError."""
+        key = str(edits.parse_id(thread_id))
+        with self._guard:
+            if self._threads.pop(key, None) is None:
+                raise ThreadNotFoundError(key)
+
+    def archive(self, thread_id: str) -> Thread:
+        """Set ``archived_at``."""
+        return self._edit(thread_id, lambda t: edits.set_archived(t, True))
+
+    def unarchive(self, thread_id: str) -> Thread:
+        """Remove ``archived_at``."""
+        return self._edit(thread_id, lambda t: edits.set_archived(t, False))
+
+    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
+        """Merge-patch the metadata."""
+        return self._edit(thread_id, lambda t: edits.patched_metadata(t, patch))
+
+    def share(
+        self,
+        thread_id: str,
+        *,
+        visibility: Visibility | None = None,
+        shared_with_support: bool | None = None,
+    ) -> Thread:
+        """Change visibility and/or support sharing."""
+        return self._edit(thread_id, lambda t: edits.shared(t, visibility, shared_with_support))
+
+    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
+        """Keep and return a fork."""
+        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
+
+    def close(self) -> None:
+        """Drop every thread."""
+        with self._guard:
+            self._threads.clear()
+
+
+__all__ = ["MemoryThreadStore"]

@@ -1,0 +1,264 @@
+"""Pure sync logic: what to send, and how to merge two copies of a thread without losing a turn.
+
+Copies are compared as *snapshots*: the message list (count and SHA-256 of the normalised
+messages) plus every other field. Three decisions live here:
+
+- :func:`plan_push`: given the local copy and the server state it is based on (a
+  :class:`SyncBase`), send nothing, only the new messages (``POST …/messages``), or the whole
+  thread (``PUT`` + If-Match).
+- :func:`resolve_conflict`: after a 409, merge the local copy with the server's ``current``.
+  One side's messages a prefix of the other's: keep the longer. Both added different messages:
+  ``"diverged"``, the caller keeps the local side as a fork and adopts the server copy.
+- :func:`merge_save`: the same idea on this machine, when a writer saves over a file that
+  someone else changed since its last save (a pull, a conflict merge, ``loomsync share``).
+
+Fields merge three-way against a common ancestor: a field only one side changed takes that
+side's value; both changed: the local (or writer's) value wins, dicts merge key by key, commit
+lists are unioned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from loomsync import codec
+from loomsync.model import SERVER_FIELDS, Message, Thread
+
+#: Fields ``POST …/messages`` can carry besides messages (API.md section 6).
+APPEND_FIELDS = (
+    "agent_state",
+    "last_activity_at",
+    "git_branch",
+    "git_remote_url",
+    "git_current_commit_sha",
+    "git_commits",
+    "git_end_dirty",
+)
+#: Fields never compared: set by the server, or local only.
+IGNORED_FIELDS = frozenset({"id", "version", "updated_at", "is_private", *SERVER_FIELDS})
+_MISSING: Any = object()
+
+
+class Snapshot(BaseModel):
+    """A thread's content in comparable form: message count, messages digest, other fields."""
+
+    message_count: int
+    messages_digest: str
+    fields: dict[str, Any]
+
+
+class SyncBase(Snapshot):
+    """What the server held at ``version``: the state the local copy is based on."""
+
+    version: int
+
+
+def split(thread: Thread) -> tuple[list[Any], dict[str, Any]]:
+    """Normalised messages, and the other compared fields (``conversation`` minus messages)."""
+    doc = codec.normalized(thread)
+    conversation = doc.pop("conversation", None) or {}
+    messages = conversation.pop("messages", None) or []
+    fields = {k: v for k, v in doc.items() if k not in IGNORED_FIELDS}
+    fields["conversation"] = conversation
+    return messages, fields
+
+
+def snapshot(thread: Thread) -> Snapshot:
+    """The snapshot of a thread."""
+    messages, fields = split(thread)
+    return Snapshot(
+        message_count=len(messages), messages_digest=codec.digest(messages), fields=fields
+    )
+
+
+def sync_base(thread: Thread, version: int) -> SyncBase:
+    """The base recorded after the server stored (or sent) this thread at ``version``."""
+    return SyncBase(**snapshot(thread).model_dump(), version=version)
+
+
+def extends(messages: list[Any], base: Snapshot) -> bool:
+    """True if ``messages`` start with the snapshot's messages."""
+    n = base.message_count
+    return len(messages) >= n and codec.digest(messages[:n]) == base.messages_digest
+
+
+def is_prefix(shorter: list[Any], longer: list[Any]) -> bool:
+    """True if ``shorter`` is a prefix of (or equal to) ``longer``."""
+    return len(shorter) <= len(longer) and longer[: len(shorter)] == shorter
+
+
+@dataclass(frozen=True, slots=True)
+class Push:
+    """What to send: ``"none"``, ``"append"`` (``messages`` and ``fields``) or ``"put"``."""
+
+    kind: Literal["none", "append", "put"]
+    messages: list[Message] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_push(thread: Thread, base: SyncBase | None) -> Push:
+    """Decide how to bring the server (at ``base``) to ``thread``.
+
+    Append when the local messages extend the base's and every other difference is one the
+    append endpoint carries (agent state, activity time, git fields; commits only added);
+    otherwise PUT the whole thread. None when nothing differs.
+    """
+    if base is None:
+        return Push("put")
+    messages, fields = split(thread)
+    if not extends(messages, base):
+        return Push("put")
+    rest = {k: v for k, v in fields.items() if k not in APPEND_FIELDS}
+    if rest != {k: v for k, v in base.fields.items() if k not in APPEND_FIELDS}:
+        return Push("put")
+    changed: dict[str, Any] = {}
+    for name in APPEND_FIELDS:
+        new, old = fields.get(name), base.fields.get(name)
+        if new == old:
+            continue
+        if new is None:
+            return Push("put")  # an append cannot clear a field
+        if name == "git_commits":
+            old = old or []
+            if new[: len(old)] != old:
+                return Push("put")
+            new = new[len(old) :]
+        changed[name] = new
+    if len(messages) == base.message_count and not changed:
+        return Push("none")
+    if fields.get("last_activity_at"):
+        changed["last_activity_at"] = fields["last_activity_at"]
+    return Push("append", thread.messages[base.message_count :], changed)
+
+
+def merge_fields(
+    base: dict[str, Any] | None, local: dict[str, Any], other: dict[str, Any]
+) -> dict[str, Any]:
+    """Three-way merge of field dicts; ``local`` wins where both changed a scalar.
+
+    With no ancestor (``base`` None) local values win and ``other`` fills the gaps.
+    """
+    if base is None:
+        return {**other, **local}
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys([*local, *other]):
+        b, mine, theirs = (
+            base.get(key, _MISSING),
+            local.get(key, _MISSING),
+            other.get(key, _MISSING),
+        )
+        if mine == theirs or theirs == b:
+            value = mine
+        elif mine == b:
+            value = theirs
+        elif isinstance(mine, dict) and isinstance(theirs, dict):
+            value = merge_fields(b if isinstance(b, dict) else {}, mine, theirs)
+        elif key == "git_commits" and isinstance(mine, list) and isinstance(theirs, list):
+            value = theirs + [sha for sha in mine if sha not in theirs]
+        else:
+            value = mine
+        if value is not _MISSING:
+            out[key] = value
+    return out
+
+
+def build(
+    template: Thread, fields: dict[str, Any], messages: list[Message], **extra: Any
+) -> Thread:
+    """A thread with ``template``'s id and server fields, the given fields and messages."""
+    data = dict(fields)
+    conversation = dict(data.pop("conversation", None) or {})
+    conversation["messages"] = [m.model_dump(mode="python", exclude_unset=True) for m in messages]
+    data["conversation"] = conversation
+    kept = {k: v for k, v in (template.model_extra or {}).items() if k in SERVER_FIELDS}
+    data.update(kept, id=template.id, version=template.version, is_private=template.is_private)
+    data.update(extra)
+    return Thread.model_validate(data)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Outcome of a 409 merge.
+
+    ``kind``: ``"local_ahead"`` (the server's messages are a prefix of ours: push ours on top),
+    ``"server_ahead"`` (ours are a prefix of the server's: keep the server's), ``"diverged"``.
+    ``merged`` is the copy to keep locally (for ``"diverged"``: the server's copy).
+    """
+
+    kind: Literal["local_ahead", "server_ahead", "diverged"]
+    merged: Thread
+
+
+def resolve_conflict(local: Thread, base: SyncBase | None, server: Thread) -> Resolution:
+    """Merge the local copy with the server's copy (``current`` of a 409)."""
+    local_messages, local_fields = split(local)
+    server_messages, server_fields = split(server)
+    if is_prefix(server_messages, local_messages):
+        kind: Literal["local_ahead", "server_ahead"] = "local_ahead"
+        messages = local.messages
+    elif is_prefix(local_messages, server_messages):
+        kind = "server_ahead"
+        messages = server.messages
+    else:
+        return Resolution("diverged", server)
+    fields = merge_fields(base.fields if base else None, local_fields, server_fields)
+    archived = (local.model_extra or {}).get("archived_at")
+    extra = {"archived_at": archived} if archived else {}
+    return Resolution(kind, build(server, fields, messages, is_private=local.is_private, **extra))
+
+
+@dataclass(frozen=True, slots=True)
+class SaveMerge:
+    """Result of :func:`merge_save`: the file's new content, or ``fork`` for the writer's copy."""
+
+    thread: Thread
+    fork: bool = False
+
+
+def merge_save(writer: Thread, previous: Snapshot | None, current: Thread) -> SaveMerge:
+    """Merge a writer's save with a file someone else changed since the writer's last save.
+
+    Args:
+        writer: the thread being saved.
+        previous: the writer's last save (the common ancestor), or None if unknown.
+        current: the file as it is now.
+
+    Returns ``fork=True`` when both added different messages: ``current`` stays, and the
+    writer's copy must go to a fork. Otherwise the merged thread to write.
+    """
+    writer_messages, writer_fields = split(writer)
+    current_messages, current_fields = split(current)
+    if is_prefix(current_messages, writer_messages):
+        messages = writer.messages
+    elif is_prefix(writer_messages, current_messages):
+        messages = current.messages
+    elif previous is not None and codec.digest(current_messages) == previous.messages_digest:
+        messages = writer.messages  # only the writer changed the messages: a deliberate rewrite
+    else:
+        return SaveMerge(writer, fork=True)
+    fields = merge_fields(previous.fields if previous else None, writer_fields, current_fields)
+    # Server fields (owner, archived_at) come from the file: edits and pulls own them.
+    return SaveMerge(build(current, fields, messages, is_private=writer.is_private))
+
+
+__all__ = [
+    "APPEND_FIELDS",
+    "IGNORED_FIELDS",
+    "Push",
+    "Resolution",
+    "SaveMerge",
+    "Snapshot",
+    "SyncBase",
+    "build",
+    "extends",
+    "is_prefix",
+    "merge_fields",
+    "merge_save",
+    "plan_push",
+    "resolve_conflict",
+    "snapshot",
+    "split",
+]

@@ -1,0 +1,237 @@
+"""How the CLI shows things: rich tables and transcripts. Thread text is never read as markup."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from rich.console import Console, Group, RenderableType
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from loomsync import codec
+from loomsync.export import header_facts, printable
+from loomsync.model import Message, Thread
+from loomsync.resume import Resumed
+from loomsync.summary import SearchHit, SyncOutcome, ThreadSummary
+from loomsync.syncstate import PendingEntry
+
+TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
+ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
+_BOLD = re.compile(r"<b>(.*?)</b>", re.S)
+
+
+def when(value: datetime | None) -> str:
+    """``2026-01-02 16:39`` (UTC), or ``-``."""
+    return f"{value:%Y-%m-%d %H:%M}" if value else "-"
+
+
+def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None) -> Table:
+    """Threads as a table: ID, title, messages, last activity (UTC), branch, sync (or visibility)."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("ID", no_wrap=True, style="cyan")
+    table.add_column("TITLE", overflow="fold", ratio=1)
+    table.add_column("MSGS", justify="right", no_wrap=True)
+    table.add_column("LAST ACTIVITY", no_wrap=True)
+    table.add_column("BRANCH", overflow="fold", max_width=24)
+    table.add_column("SYNC" if sync is not None else "VISIBILITY", no_wrap=True)
+    for row in rows:
+        last = sync.get(row.id, "-") if sync is not None else row.visibility
+        table.add_row(
+            row.id,
+            Text(printable(row.title or "(untitled)")),
+            str(row.message_count),
+            when(row.last_activity_at),
+            Text(row.git_branch or "-"),
+            last,
+        )
+    return table
+
+
+def sync_states(
+    rows: Sequence[ThreadSummary], entries: Sequence[PendingEntry], synced: Callable[[str], bool]
+) -> dict[str, str]:
+    """Per thread: ``private``, ``failed``, ``pending``, ``synced`` (the server has it, as
+    ``synced(id)`` says) or ``local`` (never sent)."""
+    states: dict[str, str] = {}
+    for row in rows:
+        mine = [e for e in entries if e.thread_id == row.id]
+        if row.is_private:
+            states[row.id] = "private"
+        elif any(e.failed for e in mine):
+            states[row.id] = "failed"
+        elif mine:
+            states[row.id] = "pending"
+        else:
+            states[row.id] = "synced" if synced(row.id) else "local"
+    return states
+
+
+def snippet_text(snippet: str) -> Text:
+    """A server or local snippet (``<b>`` marks matches, the rest HTML-escaped) as rich Text."""
+    text = Text()
+    position = 0
+    for match in _BOLD.finditer(snippet):
+        text.append(html.unescape(snippet[position : match.start()]))
+        text.append(html.unescape(match.group(1)), style="bold yellow")
+        position = match.end()
+    text.append(html.unescape(snippet[position:]))
+    return text
+
+
+def search_hits(hits: Sequence[SearchHit]) -> Group:
+    """Each hit: id, title, score; then its snippet, indented."""
+    parts: list[RenderableType] = []
+    for hit in hits:
+        head = Text()
+        head.append(hit.thread.id, style="cyan")
+        head.append("  " + printable(hit.thread.title or "(untitled)"), style="bold")
+        head.append(f"  score {hit.score:.2f}", style="dim")
+        parts.append(head)
+        if hit.snippet:
+            where = f"message {hit.message_index}: " if hit.message_index is not None else ""
+            line = Text("    " + where, style="dim")
+            line.append_text(snippet_text(printable(hit.snippet)))
+            parts.append(line)
+    return Group(*parts)
+
+
+def _arguments(arguments: object, full: bool) -> str:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return text if full or len(text) <= ARGUMENT_CHARS else text[:ARGUMENT_CHARS] + "…"
+
+
+def _message(message: Message, full: bool) -> list[RenderableType]:
+    label = message.role + (f" ({message.tool_name})" if message.tool_name else "")
+    style = {"user": "green", "assistant": "blue", "tool": "magenta"}.get(message.role, "white")
+    parts: list[RenderableType] = [
+        Rule(Text(label, style=f"bold {style}"), align="left", style=style)
+    ]
+    content = printable(message.content)
+    if message.role == "tool" and not full:
+        lines = content.splitlines()
+        if len(lines) > TOOL_OUTPUT_LINES:
+            hidden = len(lines) - TOOL_OUTPUT_LINES
+            content = "\n".join(lines[:TOOL_OUTPUT_LINES]) + f"\n… {hidden} more lines (--full)"
+    if content:
+        parts.append(Text(content))
+    for call in message.tool_calls or []:
+        line = Text("→ ", style="dim")
+        line.append(call.tool_name or "?", style="bold")
+        line.append(" " + printable(_arguments(call.arguments_json, full)), style="dim")
+        parts.append(line)
+    return parts
+
+
+def transcript(thread: Thread, *, full: bool = False) -> Group:
+    """The thread as a readable transcript: title, facts, then each message under a rule."""
+    parts: list[RenderableType] = [
+        Text(printable(thread.metadata.title or "(untitled)"), style="bold")
+    ]
+    for label, value in header_facts(thread):
+        line = Text(f"{label}: ", style="dim")
+        line.append(printable(value))
+        parts.append(line)
+    for message in thread.messages:
+        parts.extend(_message(message, full))
+    return Group(*parts)
+
+
+def queue_table(entries: Sequence[PendingEntry]) -> Table:
+    """Queue entries: thread, op, state, retries, last error, since (UTC)."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("THREAD", no_wrap=True, style="cyan")
+    table.add_column("OP", no_wrap=True)
+    table.add_column("STATE", no_wrap=True)
+    table.add_column("RETRIES", justify="right", no_wrap=True)
+    table.add_column("SINCE", no_wrap=True)
+    table.add_column("LAST ERROR", overflow="fold", ratio=1)
+    for entry in entries:
+        state = Text("failed", style="red") if entry.failed else Text("pending", style="yellow")
+        since = entry.failed_at if entry.failed else entry.enqueued_at
+        table.add_row(
+            entry.thread_id,
+            entry.op,
+            state,
+            str(entry.retry_count),
+            when(since),
+            Text(entry.last_error or "-"),
+        )
+    return table
+
+
+def queue_status(entries: Sequence[PendingEntry]) -> list[RenderableType]:
+    """``loomsync sync --status``: ``N pending, M failed.`` and the queue table."""
+    if not entries:
+        return [Text("Nothing to sync: every change is on the server.")]
+    failed = sum(e.failed for e in entries)
+    return [Text(f"{len(entries) - failed} pending, {failed} failed."), queue_table(entries)]
+
+
+def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
+    """``loomsync sync``: counts, then one line per thread that failed, forked or waits."""
+    count: dict[str, int] = {}
+    for outcome in outcomes:
+        count[outcome.status] = count.get(outcome.status, 0) + 1
+    sent = count.get("synced", 0) + count.get("up_to_date", 0)
+    failed = count.get("failed", 0) + count.get("gone", 0)
+    head = Text(
+        f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {failed}, "
+        f"forked {count.get('forked', 0)}; {left} still pending."
+    )
+    notable = ("forked", "gone", "failed", "pending")
+    return [head, *(outcome_line(o) for o in outcomes if o.status in notable)]
+
+
+def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
+    """Print renderables one after the other."""
+    for part in parts:
+        console.print(part)
+
+
+def outcome_line(outcome: SyncOutcome) -> Text:
+    """One line for a notable sync outcome (forked, gone, failed, pending)."""
+    style = {"forked": "yellow", "gone": "yellow", "failed": "red", "pending": "yellow"}.get(
+        outcome.status, "green"
+    )
+    line = Text(f"{outcome.thread_id} ", style="cyan")
+    line.append(outcome.status, style=f"bold {style}")
+    if outcome.detail:
+        line.append(f": {outcome.detail}")
+    return line
+
+
+def resume_summary(resumed: Resumed) -> Text:
+    """The "Resuming thread …" summary."""
+    lines = resumed.summary_lines()
+    text = Text(lines[0], style="bold")
+    for line in lines[1:]:
+        text.append("\n" + line)
+    return text
+
+
+def print_json(console: Console, value: object) -> None:
+    """Write JSON to the console's file as is (no markup, no wrapping)."""
+    console.file.write(codec.dumps(value, pretty=True).decode())
+    console.file.flush()
+
+
+__all__ = [
+    "outcome_line",
+    "print_json",
+    "print_lines",
+    "queue_status",
+    "queue_table",
+    "resume_summary",
+    "search_hits",
+    "snippet_text",
+    "sync_states",
+    "sync_summary",
+    "thread_table",
+    "transcript",
+    "when",
+]

@@ -1,0 +1,381 @@
+"""The ThreadStore protocol and LocalThreadStore, the files under ``$XDG_DATA_HOME``.
+
+Local files (API.md section 9): ``<data>/loomsync/threads/<id>.json``, pretty JSON, mode 0600,
+written with :func:`atomic_write` under a per-thread file lock, so two processes may save at
+once and a kill at any instant leaves the old file or the new one, never a torn one. A file
+that does not parse is reported (``problems``, a warning in the log, :class:`CorruptThreadError`
+from ``load``) and moved to ``.quarantine/``; it is never uploaded and never replaced by an
+empty thread.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, NoReturn, Protocol, runtime_checkable
+
+from filelock import BaseFileLock, FileLock
+
+from loomsync import codec, edits
+from loomsync.config import default_paths
+from loomsync.errors import CorruptThreadError, InvalidThreadFileError, ThreadNotFoundError
+from loomsync.files import (
+    DEFAULT_LOCK_TIMEOUT,
+    atomic_write,
+    ensure_dir,
+    locked,
+    remove_stray_temps,
+)
+from loomsync.ids import ThreadId
+from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
+from loomsync.model import Thread, Visibility
+from loomsync.search import may_match, query_words, search_threads
+from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
+
+log = logging.getLogger(__name__)
+
+ThreadRef = str | os.PathLike[str]
+
+
+@runtime_checkable
+class ThreadStore(Protocol):
+    """Where threads are kept. Local, Memory, Remote and Syncing stores all satisfy it.
+
+    Ids are ``T-<uuid>`` strings. Every method raises :class:`loomsync.errors.LoomsyncError`
+    subclasses only: ``ThreadNotFoundError`` for an unknown id, ``InvalidInputError`` for a
+    malformed id or patch, ``SyncError`` subclasses from stores that talk to a server.
+    """
+
+    def load(self, thread_id: ThreadRef) -> Thread:
+        """The thread with this id; a ``Path`` (os.PathLike) reads that file (see load_file)."""
+        ...
+
+    def load_file(self, path: ThreadRef) -> Thread:
+        """Read a thread document from a file path (an export, a file to import).
+
+        Raises:
+            InvalidThreadFileError: the file does not hold a valid thread.
+            UnsupportedOperationError: remote stores (a file path is a local thing).
+        """
+        ...
+
+    def save(self, thread: Thread) -> Thread:
+        """Store the thread (a fresh id and ``created_at`` are filled in when missing).
+
+        Returns the thread as stored. Local-first stores return at once, without the network.
+        """
+        ...
+
+    def save_and_sync(self, thread: Thread) -> SyncOutcome:
+        """Save, then push to the server now (the one call that waits on the network)."""
+        ...
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        workspace: str | None = None,
+        archived: ArchivedFilter = "false",
+    ) -> builtins.list[ThreadSummary]:
+        """Summaries, newest ``last_activity_at`` first; archived hidden unless asked for."""
+        ...
+
+    def search(self, query: str, *, limit: int = 20) -> SearchResults:
+        """Threads matching ``query``, best first (``SearchResults.source`` says who answered)."""
+        ...
+
+    def delete(self, thread_id: str) -> None:
+        """Delete the thread (on the server: soft delete, the id is never reused)."""
+        ...
+
+    def archive(self, thread_id: str) -> Thread:
+        """Hide the thread from default listings and searches; it stays readable."""
+        ...
+
+    def unarchive(self, thread_id: str) -> Thread:
+        """Undo :meth:`archive`."""
+        ...
+
+    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
+        """Merge-patch ``metadata`` (RFC 7396): absent keys unchanged, ``None`` clears a key."""
+        ...
+
+    def share(
+        self,
+        thread_id: str,
+        *,
+        visibility: Visibility | None = None,
+        shared_with_support: bool | None = None,
+    ) -> Thread:
+        """Set visibility (private, organization, public) and/or support sharing."""
+        ...
+
+    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
+        """A new thread with messages ``[0, up_to)``; ``metadata.extra.forked_from`` names the source."""
+        ...
+
+    def close(self) -> None:
+        """Release resources (HTTP connections, the background sync thread)."""
+        ...
+
+
+def read_thread_file(path: Path) -> Thread:
+    """Parse a thread file given by path; nothing is moved or changed.
+
+    Raises:
+        ThreadNotFoundError: the file does not exist.
+        InvalidThreadFileError: it is not a valid thread document.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ThreadNotFoundError(str(path), f"no such file: {path}") from None
+    except OSError as exc:
+        raise InvalidThreadFileError(path, exc.strerror or str(exc)) from None
+    try:
+        return codec.decode_thread(data)
+    except ValueError as exc:
+        raise InvalidThreadFileError(path, str(exc)) from None
+
+
+class LocalThreadStore:
+    """Threads as files in one folder (default ``$XDG_DATA_HOME/loomsync/threads``).
+
+    Safe across threads and processes. Creating the store removes temporary files that killed
+    writers left behind (``removed_temp_files``).
+
+    Attributes:
+        root: the folder.
+        problems: corrupt files found (and quarantined) by this object.
+        index: the summary cache behind :meth:`list`.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        """Open (creating if needed) the folder ``root``; ``lock_timeout`` in seconds."""
+        self.root = ensure_dir(Path(root) if root is not None else default_paths().threads_dir)
+        self.locks_dir = ensure_dir(self.root / ".locks")
+        self.quarantine_dir = self.root / ".quarantine"
+        self.lock_timeout = lock_timeout
+        self.problems: builtins.list[CorruptThreadError] = []
+        self.index = SummaryIndex(self.root)
+        self._locks: dict[str, FileLock] = {}
+        self._guard = threading.Lock()
+        self.removed_temp_files = remove_stray_temps(
+            self.root,
+            lambda name: self.lock(name[:-5]) if is_thread_file(name) else self.index.lock,
+        )
+
+    # -- files and locks ---------------------------------------------------------------
+
+    def path(self, thread_id: str) -> Path:
+        """The file of a thread id (validated, so an id can never name another path).
+
+        Raises:
+            InvalidInputError: not a thread id.
+        """
+        return self.root / f"{edits.parse_id(thread_id)}.json"
+
+    def lock(self, thread_id: str) -> BaseFileLock:
+        """The re-entrant lock of one thread file (hold it with ``files.locked``)."""
+        with self._guard:
+            lock = self._locks.get(thread_id)
+            if lock is None:
+                lock = FileLock(str(self.locks_dir / f"{thread_id}.lock"))
+                self._locks[thread_id] = lock
+            return lock
+
+    def locked(self, thread_id: str) -> Any:
+        """Context manager holding one thread's lock (re-entrant within a thread)."""
+        return locked(self.lock(str(edits.parse_id(thread_id))), self.lock_timeout)
+
+    def exists(self, thread_id: str) -> bool:
+        """True if a file for this thread exists."""
+        return self.path(thread_id).is_file()
+
+    def _quarantine(self, thread_id: str, path: Path, stamp: Stamp | None, reason: str) -> NoReturn:
+        moved: Path | None = None
+        with self.locked(thread_id):
+            try:
+                if stamp is None or stamp_of(path.stat()) == stamp:
+                    ensure_dir(self.quarantine_dir)
+                    moved = self.quarantine_dir / f"{path.name}.{edits.now():%Y%m%dT%H%M%S%f}"
+                    os.replace(path, moved)
+            except FileNotFoundError:
+                moved = None
+        error = CorruptThreadError(thread_id, path, reason, moved)
+        self.problems.append(error)
+        log.warning("%s", error)
+        raise error
+
+    def load_stamped(self, thread_id: str) -> tuple[Thread, Stamp]:
+        """The thread and its file's stamp, for :meth:`save_if_unchanged`.
+
+        Raises:
+            ThreadNotFoundError: no file for this id.
+            CorruptThreadError: the file does not parse (it was moved aside).
+        """
+        path = self.path(thread_id)
+        try:
+            with open(path, "rb") as handle:
+                stamp = stamp_of(os.fstat(handle.fileno()))
+                data = handle.read()
+        except FileNotFoundError:
+            raise ThreadNotFoundError(thread_id) from None
+        try:
+            thread = codec.decode_thread(data)
+            if thread.id is not None and thread.id != thread_id:
+                raise ValueError(f"it holds thread {thread.id}")
+        except ValueError as exc:
+            self._quarantine(thread_id, path, stamp, str(exc))
+        if thread.id is None:
+            thread = edits.with_fields(thread, id=ThreadId.parse(thread_id))
+        return thread, stamp
+
+    def _read_for_index(self, path: Path) -> Thread | None:
+        try:
+            return self.load_stamped(path.name[: -len(".json")])[0]
+        except (CorruptThreadError, ThreadNotFoundError):
+            return None
+
+    def iter_threads(self) -> Iterator[Thread]:
+        """Every readable thread (corrupt files are reported, quarantined and skipped)."""
+        for path in sorted(self.root.iterdir()):
+            if is_thread_file(path.name) and (thread := self._read_for_index(path)):
+                yield thread
+
+    # -- ThreadStore ------------------------------------------------------------------
+
+    def load(self, thread_id: ThreadRef) -> Thread:
+        """The thread; a ``Path`` reads that file instead (see :meth:`load_file`).
+
+        Raises:
+            ThreadNotFoundError, CorruptThreadError, InvalidInputError.
+        """
+        if isinstance(thread_id, os.PathLike):
+            return self.load_file(thread_id)
+        return self.load_stamped(thread_id)[0]
+
+    def load_file(self, path: ThreadRef) -> Thread:
+        """Read any thread file by path (nothing is moved). Raises InvalidThreadFileError."""
+        return read_thread_file(Path(path))
+
+    def save(self, thread: Thread) -> Thread:
+        """Write the thread file atomically under its lock; returns the thread as stored."""
+        thread = edits.prepared(thread)
+        path = self.path(str(thread.id))
+        atomic_write(
+            path,
+            codec.encode_thread(thread),
+            lock=self.lock(str(thread.id)),
+            timeout=self.lock_timeout,
+        )
+        return thread
+
+    def save_if_unchanged(self, thread: Thread, stamp: Stamp | None) -> bool:
+        """Save only if the file still has ``stamp`` (None: only if it does not exist).
+
+        Returns False, writing nothing, when someone saved in between.
+        """
+        thread_id = str(thread.id)
+        with self.locked(thread_id):
+            try:
+                current: Stamp | None = stamp_of(self.path(thread_id).stat())
+            except FileNotFoundError:
+                current = None
+            if current != stamp:
+                return False
+            self.save(thread)
+            return True
+
+    def edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread:
+        """Load, change and save one thread under its lock; returns the saved thread."""
+        with self.locked(thread_id):
+            return self.save(change(self.load_stamped(thread_id)[0]))
+
+    def save_and_sync(self, thread: Thread) -> SyncOutcome:
+        """Save; there is no server, so the outcome is ``"local"``."""
+        saved = self.save(thread)
+        return SyncOutcome(str(saved.id), "local", detail="local store", thread=saved)
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        workspace: str | None = None,
+        archived: ArchivedFilter = "false",
+    ) -> builtins.list[ThreadSummary]:
+        """Summaries from the index (only changed files are parsed), newest first."""
+        rows = [
+            s
+            for s in self.index.summaries(self._read_for_index)
+            if keep(s, archived=archived, workspace=workspace)
+        ]
+        rows.sort(key=lambda s: s.sort_key, reverse=True)
+        return rows if limit is None else rows[:limit]
+
+    def search(self, query: str, *, limit: int = 20) -> SearchResults:
+        """Substring search over every local thread (files that cannot match are not parsed)."""
+        words = query_words(query)
+
+        def candidates() -> Iterator[Thread]:
+            for path in sorted(self.root.iterdir()):
+                if not is_thread_file(path.name):
+                    continue
+                try:
+                    raw = path.read_bytes().decode("utf-8", "replace").lower()
+                except FileNotFoundError:
+                    continue
+                if may_match(raw, words) and (thread := self._read_for_index(path)):
+                    if not edits.archived_at(thread):
+                        yield thread
+
+        return SearchResults(hits=search_threads(candidates(), query, limit=limit))
+
+    def delete(self, thread_id: str) -> None:
+        """Remove the thread file. Raises ThreadNotFoundError if there is none."""
+        with self.locked(thread_id):
+            try:
+                self.path(thread_id).unlink()
+            except FileNotFoundError:
+                raise ThreadNotFoundError(thread_id) from None
+
+    def archive(self, thread_id: str) -> Thread:
+        """Set ``archived_at`` in the file."""
+        return self.edit(thread_id, lambda t: edits.set_archived(t, True))
+
+    def unarchive(self, thread_id: str) -> Thread:
+        """Remove ``archived_at`` from the file."""
+        return self.edit(thread_id, lambda t: edits.set_archived(t, False))
+
+    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
+        """Merge-patch the metadata (see :func:`loomsync.edits.patched_metadata`)."""
+        return self.edit(thread_id, lambda t: edits.patched_metadata(t, patch))
+
+    def share(
+        self,
+        thread_id: str,
+        *,
+        visibility: Visibility | None = None,
+        shared_with_support: bool | None = None,
+    ) -> Thread:
+        """Change visibility and/or support sharing in the file."""
+        return self.edit(thread_id, lambda t: edits.shared(t, visibility, shared_with_support))
+
+    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
+        """Save and return a fork (see :func:`loomsync.edits.forked`)."""
+        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+__all__ = ["LocalThreadStore", "ThreadRef", "ThreadStore", "atomic_write", "read_thread_file"]

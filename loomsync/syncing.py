@@ -1,0 +1,432 @@
+"""SyncingThreadStore: local first, then background sync (API.md section 9).
+
+``save`` writes the local file and a queue entry and returns: it never waits on the network.
+A background thread pushes queue entries (see :mod:`loomsync.engine`), backing off while the
+server is away. ``save_and_sync`` is the one call that waits; ``retry_pending`` pushes all
+pending entries now; ``pull`` fetches newer server copies.
+
+A save also protects what others changed in the file since the writer's last save (a pull, a
+merged conflict, ``loomsync share`` from another process): fields merge three-way, messages
+keep the longer history, and if the writer and the file both added different messages the
+writer's copy is saved as a fork (the returned thread then has the fork's id).
+
+Private threads (``is_private``) are saved locally and never cause a request of any kind.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import dataclasses
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loomsync import edits
+from loomsync.client import ThreadSyncClient
+from loomsync.config import default_paths
+from loomsync.engine import SyncEngine
+from loomsync.errors import (
+    AuthError,
+    CorruptThreadError,
+    NetworkError,
+    ServerError,
+    ThreadNotFoundError,
+)
+from loomsync.ids import ThreadId
+from loomsync.index import Stamp, stamp_of
+from loomsync.merge import Snapshot, is_prefix, merge_save, plan_push, snapshot, split
+from loomsync.model import Thread, Visibility
+from loomsync.store import LocalThreadStore, ThreadRef
+from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary
+from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
+from loomsync.worker import BackgroundSync
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[SyncOutcome], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    """A writer's last save: what it saved, the file's stamp after, and whether the file then
+    held a merge (so the next save must merge again)."""
+
+    snapshot: Snapshot
+    stamp: Stamp
+    merged: bool
+
+
+class SyncingThreadStore:
+    """Local files plus a background sync to one server.
+
+    Args:
+        local: the local store (default: ``$XDG_DATA_HOME/loomsync/threads``).
+        client: the server; None when not logged in (entries wait in the queue).
+        sync_dir: queue and sync state (default ``$XDG_STATE_HOME/loomsync/sync``).
+        background: run the background sync thread (needs ``client``).
+        retry_base, retry_cap: queue backoff in seconds (first and longest delay).
+        on_report: called (from any thread) with notable outcomes: forks, 410s, failures.
+
+    Attributes:
+        reports: the last 100 notable outcomes.
+    """
+
+    def __init__(
+        self,
+        local: LocalThreadStore | None = None,
+        client: ThreadSyncClient | None = None,
+        *,
+        sync_dir: str | os.PathLike[str] | None = None,
+        background: bool = True,
+        retry_base: float = 1.0,
+        retry_cap: float = 300.0,
+        on_report: Report | None = None,
+    ) -> None:
+        self.local = local or LocalThreadStore()
+        self.client = client
+        folder = Path(sync_dir) if sync_dir is not None else default_paths().sync_dir
+        self.queue = PendingSyncQueue(folder / "pending.json")
+        self.states = ThreadStates(folder / "threads", self.local.lock)
+        self.reports: collections.deque[SyncOutcome] = collections.deque(maxlen=100)
+        self._on_report = on_report
+        self.engine = SyncEngine(
+            self.local,
+            self.states,
+            self.queue,
+            client,
+            locks_dir=folder / "locks",
+            retry_base=retry_base,
+            retry_cap=retry_cap,
+            report=self._report,
+        )
+        self._saved: dict[str, _Saved] = {}  # each thread's last save by this store
+        self._guard = threading.Lock()
+        self._worker = BackgroundSync(self.engine, self.queue) if background and client else None
+
+    def _wake(self) -> None:
+        if self._worker is not None:
+            self._worker.wake()
+
+    def _report(self, outcome: SyncOutcome) -> None:
+        self.reports.append(outcome)
+        if self._on_report is not None:
+            try:
+                self._on_report(outcome)
+            except Exception:  # a broken callback must not stop the sync
+                log.exception("on_report callback failed")
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def load(self, thread_id: ThreadRef) -> Thread:
+        """The local copy (``version`` = the server version it is based on).
+
+        Not on this machine but logged in: fetched from the server and kept locally.
+
+        Raises:
+            ThreadNotFoundError: neither here nor (when reachable) on the server.
+            CorruptThreadError: the local file does not parse (it was moved aside).
+        """
+        if isinstance(thread_id, os.PathLike):
+            return self.local.load_file(thread_id)
+        key = str(edits.parse_id(thread_id))
+        try:
+            thread = self.local.load(key)
+        except ThreadNotFoundError:
+            if self.client is None or self.queue.has(key, "delete"):
+                raise
+            server = self.client.get_thread(key)
+            if not self.engine.adopt(server, None):
+                return self.load(key)
+            return server
+        base = self.states.get(key).base
+        return edits.with_fields(thread, version=base.version) if base else thread
+
+    def load_file(self, path: ThreadRef) -> Thread:
+        """Read a thread file by path (nothing is stored or sent)."""
+        return self.local.load_file(path)
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        workspace: str | None = None,
+        archived: ArchivedFilter = "false",
+    ) -> builtins.list[ThreadSummary]:
+        """Local summaries (this machine's copies, synced or not), newest first."""
+        return self.local.list(limit=limit, workspace=workspace, archived=archived)
+
+    def search(self, query: str, *, limit: int = 20) -> SearchResults:
+        """Server search, plus local threads the server does not have yet (pending, private).
+
+        When the server cannot be reached (or refuses the token) the local search answers,
+        with ``source="local"`` and ``fallback_reason`` saying why.
+        """
+        if self.client is None:
+            local = self.local.search(query, limit=limit)
+            return local.model_copy(update={"fallback_reason": "not logged in to a server"})
+        try:
+            page = self.client.search(query, limit=limit)
+        except (NetworkError, ServerError, AuthError) as exc:
+            local = self.local.search(query, limit=limit)
+            reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
+            return local.model_copy(update={"fallback_reason": reason})
+        hits = builtins.list(page.hits)
+        seen = {hit.thread.id for hit in hits}
+        queued = {e.thread_id for e in self.queue.entries()}
+        for hit in self.local.search(query, limit=limit).hits:
+            if hit.thread.id not in seen and (hit.thread.is_private or hit.thread.id in queued):
+                hits.append(hit)
+        return SearchResults(hits=hits[:limit], source="server", next_cursor=page.next_cursor)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def save(self, thread: Thread) -> Thread:
+        """Write locally, queue the push, wake the background sync; returns at once.
+
+        Returns the thread as stored: merged with others' changes to the file, or, if both
+        added different messages, the writer's copy saved as a fork (a new id).
+        """
+        thread = edits.prepared(thread)
+        thread_id = str(thread.id)
+        if thread.is_private:
+            self.local.save(thread)
+            self.queue.discard(thread_id)
+            return thread
+        with self.local.locked(thread_id):
+            self.queue.add(thread_id, "save")  # intent first: a crash after it only re-sends
+            result = self._merged_with_file(thread)
+            if result is None:
+                fork = self._save_as_fork(thread)
+                self._wake()
+                return fork
+            self.local.save(result)
+            stamp = stamp_of(self.local.path(thread_id).stat())
+            merged = result is not thread and snapshot(result) != snapshot(thread)
+            with self._guard:
+                self._saved[thread_id] = _Saved(snapshot(thread), stamp, merged)
+        self._wake()
+        return result
+
+    def _merged_with_file(self, thread: Thread) -> Thread | None:
+        """What to write for a writer's save: its thread, or a merge with changes others made
+        to the file since this writer's last save; None when the writer must fork."""
+        thread_id = str(thread.id)
+        try:
+            stamp = stamp_of(self.local.path(thread_id).stat())
+        except FileNotFoundError:
+            return thread
+        with self._guard:
+            previous = self._saved.get(thread_id)
+        if previous is not None and previous.stamp == stamp and not previous.merged:
+            return thread  # nobody else wrote the file since: the common, fast case
+        try:
+            current = self.local.load(thread_id)
+        except CorruptThreadError:
+            return thread
+        merged = merge_save(thread, previous.snapshot if previous else None, current)
+        return None if merged.fork else merged.thread
+
+    def _save_as_fork(self, thread: Thread) -> Thread:
+        """Save a writer's divergent copy as a fork: the fork of the last conflict if it
+        continues it, else a new one."""
+        thread_id = str(thread.id)
+        state = self.states.get(thread_id)
+        target: Thread | None = None
+        if state.fork_id:
+            try:
+                fork_file: Thread | None = self.local.load(state.fork_id)
+            except (ThreadNotFoundError, CorruptThreadError):
+                fork_file = None
+            if fork_file is not None and is_prefix(split(fork_file)[0], split(thread)[0]):
+                extra = dict(thread.metadata.extra)
+                extra["forked_from"] = fork_file.metadata.extra.get("forked_from")
+                metadata = thread.metadata.model_copy(update={"extra": extra})
+                target = edits.with_fields(thread, id=fork_file.id, metadata=metadata.model_dump())
+        if target is None:
+            target = edits.forked(
+                thread, new_id=ThreadId.new(), reason="conflict", keep_sharing=True
+            )
+            state.fork_id = str(target.id)
+            self.states.put(thread_id, state)
+        saved = self.save(target)
+        outcome = SyncOutcome(
+            thread_id,
+            "forked",
+            detail=f"{thread_id} changed meanwhile; this copy was saved as {saved.id}",
+            fork_id=str(saved.id),
+            thread=saved,
+        )
+        log.warning("%s", outcome.detail)
+        self._report(outcome)
+        return saved
+
+    def save_and_sync(self, thread: Thread) -> SyncOutcome:
+        """Save, then push this thread now (waits on the network). Never raises for the network:
+        the outcome says ``"pending"`` (kept in the queue) or ``"failed"``."""
+        saved = self.save(thread)
+        if saved.is_private:
+            return SyncOutcome(str(saved.id), "private", detail="private: never sent", thread=saved)
+        outcome = self.sync_thread(str(saved.id))
+        try:
+            local = self.load(str(saved.id))
+        except ThreadNotFoundError:
+            local = saved
+        status = outcome.status
+        if status == "up_to_date" and self.states.get(outcome.thread_id).base is not None:
+            status = "synced"  # e.g. the background sync sent it first
+        return dataclasses.replace(outcome, status=status, thread=local)
+
+    def sync_thread(self, thread_id: str) -> SyncOutcome:
+        """Push one thread's queue entries now; the outcome of the last one."""
+        entries = [e for e in self.queue.entries() if e.thread_id == thread_id]
+        if not entries:
+            return SyncOutcome(thread_id, "up_to_date")
+        outcomes = self.engine.run(entries, wait=True)
+        return outcomes[-1] if outcomes else SyncOutcome(thread_id, "pending", detail="busy")
+
+    def _enqueue_edit(self, thread: Thread, payload: dict[str, Any]) -> None:
+        thread_id = str(thread.id)
+        if thread.is_private:
+            return
+        if self.states.get(thread_id).base is None:
+            self.queue.add(thread_id, "save")
+            if "archived" in payload:
+                self.queue.add(thread_id, "patch", {"archived": payload["archived"]})
+        else:
+            self.queue.add(thread_id, "patch", payload)
+        self._wake()
+
+    def _here(self, thread_id: str) -> str:
+        """The id, after fetching the thread if only the server has it (see :meth:`load`)."""
+        key = str(edits.parse_id(thread_id))
+        if not self.local.exists(key) and self.states.get(key).base is None:
+            self.load(key)
+        return key
+
+    def delete(self, thread_id: str) -> None:
+        """Delete locally; queue the server delete (not for private or never-synced threads)."""
+        key = self._here(thread_id)
+        with self.local.locked(key):
+            try:
+                private = self.local.load(key).is_private
+            except CorruptThreadError:
+                private = False
+            except ThreadNotFoundError:
+                if self.states.get(key).base is None:
+                    raise
+                private = False
+            if self.local.exists(key):
+                self.local.delete(key)
+            on_server = self.states.get(key).base is not None
+            if private or not on_server:
+                self.states.delete(key)
+        if private or not on_server:
+            self.queue.discard(key)
+        else:
+            self.queue.add(key, "delete")
+            self._wake()
+
+    def archive(self, thread_id: str) -> Thread:
+        """Archive locally and on the server (queued ``PATCH {"archived": true}``)."""
+        thread = self.local.archive(self._here(thread_id))
+        self._enqueue_edit(thread, {"archived": True})
+        return thread
+
+    def unarchive(self, thread_id: str) -> Thread:
+        """Unarchive locally and on the server."""
+        thread = self.local.unarchive(self._here(thread_id))
+        self._enqueue_edit(thread, {"archived": False})
+        return thread
+
+    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
+        """Merge-patch metadata locally; queue the same patch for the server."""
+        thread = self.local.update_metadata(self._here(thread_id), patch)
+        self._enqueue_edit(thread, {"metadata": dict(patch)})
+        return thread
+
+    def share(
+        self,
+        thread_id: str,
+        *,
+        visibility: Visibility | None = None,
+        shared_with_support: bool | None = None,
+    ) -> Thread:
+        """Change visibility and/or support sharing locally; queue the PATCH."""
+        thread = self.local.share(
+            self._here(thread_id), visibility=visibility, shared_with_support=shared_with_support
+        )
+        self._enqueue_edit(thread, edits.sharing_patch(visibility, shared_with_support))
+        return thread
+
+    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
+        """Fork locally (private visibility, like a server fork) and queue its upload."""
+        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
+
+    # -- sync control ---------------------------------------------------------------------------
+
+    def pending_count(self) -> int:
+        """Queue entries still to send (failed ones not counted)."""
+        return self.queue.pending_count()
+
+    def status(self) -> builtins.list[PendingEntry]:
+        """Every queue entry, pending and failed, with retry count and last error."""
+        return self.queue.entries()
+
+    def retry_pending(
+        self, *, include_failed: bool = False, progress: Report | None = None
+    ) -> builtins.list[SyncOutcome]:
+        """Push every pending entry now, ignoring backoff (failed ones too if asked).
+
+        Stops at the first network error (the rest stays pending). Never raises for the
+        network: outcomes say what happened.
+        """
+        entries = [e for e in self.queue.entries() if include_failed or not e.failed]
+        return self.engine.run(entries, wait=True, progress=progress)
+
+    def pull(self) -> builtins.list[SyncOutcome]:
+        """Fetch newer server copies of this account's threads (see ``SyncEngine.pull``).
+
+        Raises:
+            SyncError: the listing failed (network, auth).
+        """
+        if self.client is None:
+            return []
+        return self.engine.pull()
+
+    def rescan(self) -> int:
+        """Queue every non-private local thread that differs from its server base; the count.
+
+        For files changed outside this store (or a lost queue). Reads every thread file.
+        """
+        count = 0
+        for thread in self.local.iter_threads():
+            key = str(thread.id)
+            if (
+                not thread.is_private
+                and plan_push(thread, self.states.get(key).base).kind != "none"
+            ):
+                self.queue.add(key, "save")
+                count += 1
+        return count
+
+    def close(self, *, timeout: float = 5.0) -> None:
+        """Stop the background sync (waiting up to ``timeout`` s) and close the client.
+        Entries not sent stay in the queue for next time."""
+        if self._worker is not None:
+            self._worker.stop(timeout)
+        if self.client is not None:
+            self.client.close()
+
+    def __enter__(self) -> SyncingThreadStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["PendingSyncQueue", "SyncingThreadStore"]

@@ -1,0 +1,275 @@
+"""What the sync remembers on disk, under ``$XDG_STATE_HOME/loomsync/sync/``.
+
+- ``pending.json``: the :class:`PendingSyncQueue`, one entry per (thread, operation).
+- ``threads/<id>.json``: a :class:`ThreadState` per thread: the server version the local copy
+  is based on (with a snapshot of what the server held then, for delta sync and merges), and
+  the fork that took the local side of the last divergent conflict.
+
+Both survive crashes and restarts: every write is atomic, under a file lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from filelock import BaseFileLock, FileLock
+from pydantic import BaseModel, ValidationError
+
+from loomsync import codec, edits
+from loomsync.files import (
+    DEFAULT_LOCK_TIMEOUT,
+    atomic_write,
+    ensure_dir,
+    locked,
+    remove_stray_temps,
+)
+from loomsync.merge import SyncBase
+from loomsync.model import UtcDatetime
+
+log = logging.getLogger(__name__)
+
+Op = Literal["save", "patch", "delete"]
+QUEUE_FORMAT = 1
+
+
+class PendingEntry(BaseModel):
+    """One thing to send. ``generation`` grows each time the entry is enqueued again.
+
+    Attributes:
+        thread_id: the thread.
+        op: ``save`` (push the local copy), ``patch`` (``payload`` is a merge patch for
+            ``PATCH``), ``delete``.
+        retry_count: failed attempts since the last success.
+        last_error: the last failure, one line (the server's reason for a refusal).
+        failed_at: set when the server refused for good (413, 422, ...): not retried until the
+            thread is saved again or a retry of failed entries is asked for.
+        next_attempt_at: not before this time (exponential backoff with jitter).
+    """
+
+    thread_id: str
+    op: Op
+    payload: dict[str, Any] | None = None
+    generation: int = 1
+    enqueued_at: UtcDatetime
+    updated_at: UtcDatetime
+    retry_count: int = 0
+    last_error: str | None = None
+    failed_at: UtcDatetime | None = None
+    next_attempt_at: UtcDatetime | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when refused for good."""
+        return self.failed_at is not None
+
+    def due(self, now: datetime) -> bool:
+        """True when not failed and its backoff has passed."""
+        return not self.failed and (self.next_attempt_at is None or self.next_attempt_at <= now)
+
+
+def backoff_delay(retry_count: int, *, base: float = 1.0, cap: float = 300.0) -> float:
+    """Seconds to wait before attempt ``retry_count + 1``: ``base * 2**n`` capped, 50-100 % jitter."""
+    return float(min(cap, base * 2 ** min(retry_count, 30)) * random.uniform(0.5, 1.0))
+
+
+class PendingSyncQueue:
+    """The persistent queue of ``pending.json``, safe across threads and processes.
+
+    Args:
+        path: the queue file (default ``$XDG_STATE_HOME/loomsync/sync/pending.json``).
+        lock_timeout: seconds to wait for the queue's lock.
+    """
+
+    def __init__(self, path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self.path = path
+        ensure_dir(path.parent)
+        self._lock = FileLock(str(path.with_name(path.name + ".lock")))
+        self._timeout = lock_timeout
+        remove_stray_temps(path.parent, lambda _name: self._lock)
+
+    def _read(self) -> list[PendingEntry]:
+        try:
+            raw = codec.loads(self.path.read_bytes())
+            return [PendingEntry.model_validate(e) for e in raw["entries"]]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+            moved = self.path.with_name(f"{self.path.name}.corrupt-{edits.now():%Y%m%dT%H%M%S}")
+            self.path.replace(moved)
+            log.warning("sync queue %s was corrupt (%s); moved to %s", self.path, exc, moved)
+            return []
+
+    def _write(self, entries: list[PendingEntry]) -> None:
+        data = {"format": QUEUE_FORMAT, "entries": [e.model_dump(mode="json") for e in entries]}
+        atomic_write(
+            self.path, codec.dumps(data, pretty=True), lock=self._lock, timeout=self._timeout
+        )
+
+    def _change(self, change: Callable[[list[PendingEntry]], bool]) -> None:
+        with locked(self._lock, self._timeout):
+            entries = self._read()
+            if change(entries):
+                self._write(entries)
+
+    def entries(self) -> list[PendingEntry]:
+        """Every entry, oldest first (pending and failed)."""
+        with locked(self._lock, self._timeout):
+            return self._read()
+
+    def add(self, thread_id: str, op: Op, payload: dict[str, Any] | None = None) -> None:
+        """Enqueue, deduplicated per (thread, op).
+
+        A pending ``save`` entry already covers any later save (the push reads the file as it
+        is then), so enqueuing it again writes nothing. A failed entry becomes pending again
+        (the thread changed; it may pass now). ``patch`` payloads are composed and the entry
+        gets a new generation. A ``delete`` replaces the thread's other entries.
+        """
+        now = edits.now()
+
+        def change(entries: list[PendingEntry]) -> bool:
+            if op == "delete":
+                entries[:] = [e for e in entries if e.thread_id != thread_id or e.op == "delete"]
+            for entry in entries:
+                if entry.thread_id == thread_id and entry.op == op:
+                    if op == "save" and not entry.failed:
+                        return False
+                    entry.generation += 1
+                    entry.updated_at = now
+                    if entry.failed_at is not None:
+                        entry.failed_at = entry.next_attempt_at = None
+                    if payload is not None:
+                        entry.payload = edits.compose_patches(entry.payload or {}, payload)
+                    return True
+            entries.append(
+                PendingEntry(
+                    thread_id=thread_id, op=op, payload=payload, enqueued_at=now, updated_at=now
+                )
+            )
+            return True
+
+        self._change(change)
+
+    def discard(self, thread_id: str, op: Op | None = None) -> None:
+        """Drop the thread's entries (only ``op``'s if given)."""
+
+        def change(entries: list[PendingEntry]) -> bool:
+            kept = [e for e in entries if not (e.thread_id == thread_id and op in (None, e.op))]
+            changed = len(kept) != len(entries)
+            entries[:] = kept
+            return changed
+
+        self._change(change)
+
+    def _update(self, done: PendingEntry, update: Callable[[PendingEntry, bool], bool]) -> None:
+        """Apply ``update(entry, same_generation)`` to the stored entry matching ``done``."""
+
+        def change(entries: list[PendingEntry]) -> bool:
+            for index, entry in enumerate(entries):
+                if entry.thread_id == done.thread_id and entry.op == done.op:
+                    if update(entry, entry.generation == done.generation):
+                        del entries[index]
+                    return True
+            return False
+
+        self._change(change)
+
+    def complete(self, done: PendingEntry, *, changed_since: bool = False) -> None:
+        """Remove the entry, unless it was enqueued again meanwhile (a new generation) or
+        ``changed_since`` (the thread changed after the attempt read it): then only reset its
+        retries, so it is sent again."""
+
+        def update(entry: PendingEntry, same: bool) -> bool:
+            entry.retry_count, entry.last_error, entry.next_attempt_at = 0, None, None
+            return same and not changed_since
+
+        self._update(done, update)
+
+    def retry_later(self, done: PendingEntry, error: str, *, base: float, cap: float) -> None:
+        """Count a failed attempt and schedule the next with exponential backoff and jitter."""
+
+        def update(entry: PendingEntry, _same: bool) -> bool:
+            entry.retry_count += 1
+            entry.last_error = error
+            delay = backoff_delay(entry.retry_count - 1, base=base, cap=cap)
+            entry.next_attempt_at = edits.now() + timedelta(seconds=delay)
+            return False
+
+        self._update(done, update)
+
+    def fail(self, done: PendingEntry, error: str, *, changed_since: bool = False) -> None:
+        """Mark refused for good (kept and reported), unless enqueued again meanwhile or
+        ``changed_since`` (then it is retried later instead)."""
+
+        def update(entry: PendingEntry, same: bool) -> bool:
+            entry.retry_count += 1
+            entry.last_error = error
+            if same and not changed_since:
+                entry.failed_at = edits.now()
+            return False
+
+        self._update(done, update)
+
+    def has(self, thread_id: str, op: Op | None = None) -> bool:
+        """True if the thread has an entry (of ``op``, if given), pending or failed."""
+        return any(e.thread_id == thread_id and op in (None, e.op) for e in self.entries())
+
+    def pending_count(self) -> int:
+        """Entries still to send (failed ones excluded)."""
+        return sum(not e.failed for e in self.entries())
+
+    def failed(self) -> list[PendingEntry]:
+        """Entries refused for good."""
+        return [e for e in self.entries() if e.failed]
+
+
+class ThreadState(BaseModel):
+    """Sync state of one thread (``sync/threads/<id>.json``).
+
+    Attributes:
+        base: the server state the local copy is based on (None: never synced): its version
+            and a snapshot of what the server held then, for delta sync and merges.
+        fork_id: the thread that took the local side of the last divergent conflict.
+    """
+
+    base: SyncBase | None = None
+    fork_id: str | None = None
+
+
+class ThreadStates:
+    """``ThreadState`` files in one folder. Callers hold the thread's lock around changes."""
+
+    def __init__(self, folder: Path, lock_for: Callable[[str], BaseFileLock]) -> None:
+        """``lock_for(thread_id)`` gives the thread's (re-entrant) lock."""
+        self.folder = ensure_dir(folder)
+        self._lock_for = lock_for
+        remove_stray_temps(folder, lambda name: lock_for(name.removesuffix(".json")))
+
+    def _path(self, thread_id: str) -> Path:
+        return self.folder / f"{edits.parse_id(thread_id)}.json"  # an id never names another path
+
+    def get(self, thread_id: str) -> ThreadState:
+        """The state (empty when missing or unreadable)."""
+        try:
+            return ThreadState.model_validate(codec.loads(self._path(thread_id).read_bytes()))
+        except FileNotFoundError:
+            return ThreadState()
+        except (ValueError, ValidationError):
+            log.warning("sync state of %s is unreadable; it will be rebuilt", thread_id)
+            return ThreadState()
+
+    def put(self, thread_id: str, state: ThreadState) -> None:
+        """Store the state atomically."""
+        data = codec.dumps(state.model_dump(mode="json"))
+        atomic_write(self._path(thread_id), data, lock=self._lock_for(thread_id))
+
+    def delete(self, thread_id: str) -> None:
+        """Forget the thread's state."""
+        self._path(thread_id).unlink(missing_ok=True)
+
+
+__all__ = ["Op", "PendingEntry", "PendingSyncQueue", "ThreadState", "ThreadStates", "backoff_delay"]

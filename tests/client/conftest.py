@@ -1,0 +1,211 @@
+"""Client test fixtures: a real uvicorn server (counting the requests it receives), accounts,
+and "devices" (a SyncingThreadStore over its own folders).
+
+Isolation: every test works as its own fresh user (``account``), so it never sees another
+test's threads on the shared server; tests that stop the server, or count every request it
+receives, get a server of their own (``own_server``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.auth import create_token
+from app.config import Settings
+from loomsync import LocalThreadStore, SyncingThreadStore, ThreadSyncClient
+from loomsync.model import Message, Thread
+
+MAIN = Path(__file__).resolve().parents[2]
+STARTUP_SECONDS = 30.0
+BODY_LIMIT = 2_000_000  # bytes: small, so a 413 is cheap to provoke
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for(
+    predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "condition"
+) -> None:
+    """Poll ``predicate`` until true; fail after ``timeout`` seconds (no fixed sleeps)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+class LiveServer:
+    """A uvicorn subprocess serving ``tests.client.counting_app`` on a fixed port.
+
+    ``stop()`` then ``start()`` gives a real outage on the same URL. ``requests()`` lists
+    ``METHOD PATH`` of every request the server received.
+    """
+
+    def __init__(self, database_url: str, secret: str, folder: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.request_log = folder / f"requests-{self.port}.log"
+        self.request_log.touch()
+        self._server_log = folder / f"server-{self.port}.log"
+        self.env = {
+            **os.environ,
+            "LOOMSYNC_DATABASE_URL": database_url,
+            "LOOMSYNC_JWT_SECRET": secret,
+            "LOOMSYNC_MAX_BODY_BYTES": str(BODY_LIMIT),
+            "LOOMSYNC_LOG_LEVEL": "warning",
+            "LOOMSYNC_TEST_REQUEST_LOG": str(self.request_log),
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "uvicorn", "tests.client.counting_app:create", "--factory"]
+        command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
+        with open(self._server_log, "ab") as log:
+            self.process = subprocess.Popen(command, cwd=MAIN, env=self.env, stdout=log, stderr=log)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        with httpx.Client(base_url=self.url, timeout=2) as client:
+            while time.monotonic() < deadline:
+                try:
+                    if client.get("/health/ready").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                try:
+                    self.process.wait(timeout=0.05)  # a pause that also notices an early exit
+                except subprocess.TimeoutExpired:
+                    continue
+                break
+        pytest.fail(f"uvicorn did not become ready:\n{self._server_log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def requests(self) -> list[str]:
+        """Every request received so far: ``METHOD PATH`` lines, in order."""
+        return [line.split("\t")[0] for line in self.request_log.read_text().splitlines()]
+
+    def headers(self) -> list[list[str]]:
+        """Per request: ``[METHOD PATH, User-Agent, X-Loomsync-Version, X-Loomsync-Platform]``."""
+        return [line.split("\t") for line in self.request_log.read_text().splitlines()]
+
+    def requests_about(self, thread_id: str, since: int = 0) -> list[str]:
+        """Requests whose path names ``thread_id``, after the first ``since`` requests."""
+        return [line for line in self.requests()[since:] if thread_id in line]
+
+
+@pytest.fixture(scope="session")
+def live_server(
+    database_url: str, settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """One server for the client tests that do not stop it or count all its requests."""
+    assert settings.jwt_secret is not None
+    server = LiveServer(
+        database_url, settings.jwt_secret.get_secret_value(), tmp_path_factory.mktemp("server")
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_server(database_url: str, settings: Settings, tmp_path: Path) -> Iterator[LiveServer]:
+    """A server for this test alone (it may stop and start it; every request counted is its)."""
+    assert settings.jwt_secret is not None
+    server = LiveServer(database_url, settings.jwt_secret.get_secret_value(), tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def account(settings: Settings) -> str:
+    """A bearer token for a user (and organization) unique to this test."""
+    suffix = uuid.uuid4().hex[:10]
+    return create_token(settings, f"alice-{suffix}", org=f"acme-{suffix}")
+
+
+def make_client(url: str, token: str | None) -> ThreadSyncClient:
+    """A client with fast retries, so a stopped server fails in milliseconds."""
+    return ThreadSyncClient(url, token, timeout=10, retries=1, backoff=0.01, backoff_max=0.05)
+
+
+@dataclass
+class Devices:
+    """Makes devices: each a SyncingThreadStore with its own folders, one account."""
+
+    root: Path
+    url: str
+    token: str
+    stores: list[SyncingThreadStore]
+
+    def __call__(
+        self, name: str, *, background: bool = False, url: str | None = None
+    ) -> SyncingThreadStore:
+        folder = self.root / name
+        store = SyncingThreadStore(
+            LocalThreadStore(folder / "threads"),
+            make_client(url or self.url, self.token),
+            sync_dir=folder / "sync",
+            background=background,
+            retry_base=0.01,
+            retry_cap=0.2,
+        )
+        self.stores.append(store)
+        return store
+
+
+@pytest.fixture
+def devices(tmp_path: Path, live_server: LiveServer, account: str) -> Iterator[Devices]:
+    """``devices("a")``: a device on the shared server, closed after the test."""
+    made = Devices(tmp_path, live_server.url, account, [])
+    yield made
+    for store in made.stores:
+        store.close()
+
+
+def turn(index: int, role: str = "user") -> Message:
+    """A message whose content names its index."""
+    return Message(role=role, content=f"turn {index}")
+
+
+def new_thread(messages: int = 0, **fields: object) -> Thread:
+    """A fresh thread with ``messages`` numbered turns."""
+    data: dict[str, object] = {
+        "conversation": {
+            "messages": [{"role": "user", "content": f"turn {i}"} for i in range(messages)]
+        },
+        **fields,
+    }
+    return Thread.model_validate(data)
+
+
+def with_turns(thread: Thread, *contents: str) -> Thread:
+    """The thread with messages appended (a copy)."""
+    messages = [*thread.messages, *(Message(role="user", content=c) for c in contents)]
+    return thread.model_copy(
+        update={"conversation": thread.conversation.model_copy(update={"messages": messages})}
+    )

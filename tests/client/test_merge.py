@@ -1,0 +1,120 @@
+"""The pure sync logic: push plans and merges never lose a message (hypothesis properties)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loomsync.merge import (
+    merge_fields,
+    merge_save,
+    plan_push,
+    resolve_conflict,
+    snapshot,
+    sync_base,
+)
+from loomsync.model import Thread
+from tests.client.conftest import new_thread
+
+words = st.lists(st.text(min_size=0, max_size=12), min_size=0, max_size=6)
+
+
+def thread_of(contents: list[str], **fields: object) -> Thread:
+    messages = [{"role": "user", "content": c} for c in contents]
+    return Thread.model_validate(
+        {
+            "id": "T-019b0000-0000-7000-8000-00000000abcd",
+            "conversation": {"messages": messages},
+            **fields,
+        }
+    )
+
+
+def contents(thread: Thread) -> list[str]:
+    return [m.content for m in thread.messages]
+
+
+@settings(max_examples=150, deadline=None)
+@given(common=words, mine=words, theirs=words)
+def test_a_conflict_merge_never_drops_a_message(
+    common: list[str], mine: list[str], theirs: list[str]
+) -> None:
+    base = sync_base(thread_of(common), 1)
+    local, server = thread_of(common + mine), thread_of(common + theirs, version=2)
+    resolution = resolve_conflict(local, base, server)
+    merged = contents(resolution.merged)
+    if resolution.kind == "diverged":
+        assert merged == common + theirs  # the server's copy; the caller forks the local side
+        assert common + mine != merged[: len(common + mine)]
+        assert common + theirs != (common + mine)[: len(common + theirs)]
+    else:
+        assert merged[: len(common + mine)] == common + mine
+        assert merged[: len(common + theirs)] == common + theirs
+
+
+@settings(max_examples=100, deadline=None)
+@given(common=words, new=words)
+def test_new_messages_on_top_of_the_base_are_an_append_of_exactly_those(
+    common: list[str], new: list[str]
+) -> None:
+    base = sync_base(thread_of(common), 3)
+    plan = plan_push(thread_of(common + new), base)
+    if new:
+        assert plan.kind == "append"
+        assert [m.content for m in plan.messages] == new
+    else:
+        assert plan.kind == "none"
+
+
+def test_other_changes_need_a_full_put() -> None:
+    base = sync_base(thread_of(["a", "b"]), 3)
+    assert plan_push(thread_of(["a", "b", "c"], metadata={"title": "t"}), base).kind == "put"
+    assert plan_push(thread_of(["a", "x"]), base).kind == "put"  # history rewritten
+    assert plan_push(thread_of(["a"]), base).kind == "put"  # truncated
+    assert plan_push(thread_of(["a", "b"]), None).kind == "put"  # never uploaded
+
+
+def test_state_and_git_changes_ride_along_with_an_append() -> None:
+    base = sync_base(thread_of(["a"], git_commits=["1" * 40]), 3)
+    local = thread_of(
+        ["a", "b"],
+        git_commits=["1" * 40, "2" * 40],
+        git_branch="main",
+        agent_state={"kind": "error"},
+    )
+    plan = plan_push(local, base)
+    assert plan.kind == "append"
+    assert plan.fields["git_commits"] == ["2" * 40]
+    assert plan.fields["git_branch"] == "main"
+    assert plan.fields["agent_state"]["kind"] == "error"
+    cleared = thread_of(["a", "b"], git_commits=[])
+    assert plan_push(cleared, base).kind == "put"  # an append cannot remove commits
+
+
+def test_fields_merge_three_ways() -> None:
+    base = {"title": "old", "tags": ["x"], "meta": {"a": 1, "b": 1}, "git_commits": ["1"]}
+    mine = {"title": "mine", "tags": ["x"], "meta": {"a": 2, "b": 1}, "git_commits": ["1", "2"]}
+    theirs = {"title": "old", "tags": ["y"], "meta": {"a": 1, "b": 3}, "git_commits": ["1", "3"]}
+    assert merge_fields(base, mine, theirs) == {
+        "title": "mine",
+        "tags": ["y"],
+        "meta": {"a": 2, "b": 3},
+        "git_commits": ["1", "3", "2"],
+    }
+
+
+def test_a_stale_writer_keeps_what_others_changed_and_forks_on_divergence() -> None:
+    previous = snapshot(new_thread(2))
+    writer = thread_of(["turn 0", "turn 1", "mine"])
+    renamed = thread_of(["turn 0", "turn 1"], metadata={"title": "renamed"}, visibility="public")
+    merged = merge_save(writer, previous, renamed)
+    assert not merged.fork
+    assert contents(merged.thread) == ["turn 0", "turn 1", "mine"]
+    assert (merged.thread.metadata.title, merged.thread.visibility) == ("renamed", "public")
+
+    pulled = thread_of(["turn 0", "turn 1", "theirs"])
+    assert merge_save(writer, previous, pulled).fork
+    rewritten = thread_of(["turn 0 edited"])
+    assert contents(merge_save(rewritten, previous, thread_of(["turn 0", "turn 1"])).thread) == [
+        "turn 0 edited"
+    ]
