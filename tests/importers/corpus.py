@@ -1,0 +1,75 @@
+"""The real session files of ../shared/data/transcripts (read in place, never copied) and
+helpers the importer tests share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from loomsync.model import Message, Thread
+
+TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts"
+REFERENCE_THREADS = TRANSCRIPTS.parent / "threads"
+
+#: The format each folder of the corpus holds (None: not a conversation format we import).
+FOLDER_FORMATS: dict[str, str | None] = {
+    "codex-rollout": "codex",
+    "claude-code": "claude-code",
+    "gemini-cli": "gemini-cli",
+    "aider-chat-history": "aider",
+    "swe-agent-traj": "swe-agent",
+    "openhands-events": "openhands",
+    "codex-tui-session-log": None,
+}
+
+TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"
+TURN_2 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl"
+
+
+def corpus_files() -> list[tuple[str | None, Path]]:
+    """``(expected format, path)`` for every session file of the corpus, sorted."""
+    files = [
+        (FOLDER_FORMATS[p.relative_to(TRANSCRIPTS).parts[0]], p)
+        for p in TRANSCRIPTS.rglob("*")
+        if p.is_file() and p.parent != TRANSCRIPTS
+    ]
+    return sorted(files, key=lambda item: item[1])
+
+
+def supported_files() -> list[tuple[str, Path]]:
+    """``(format, path)`` for the corpus files of a supported format."""
+    return [(fmt, path) for fmt, path in corpus_files() if fmt is not None]
+
+
+def case_id(path: Path) -> str:
+    """A short test id for a corpus file."""
+    return str(path.relative_to(TRANSCRIPTS))
+
+
+def dumped(threads: list[Thread]) -> list[dict[str, Any]]:
+    """The JSON form of threads, for comparing whole documents."""
+    return [t.model_dump(mode="json") for t in threads]
+
+
+def message_dicts(thread: Thread) -> list[dict[str, Any]]:
+    """The JSON form of a thread's messages."""
+    return [m.model_dump(mode="json") for m in thread.messages]
+
+
+def assert_extends(old: list[Message], new: list[Message]) -> None:
+    """``new`` continues ``old``: every message of ``old`` is in ``new`` unchanged, except that
+    the last one may have grown (an assistant message cut in the middle of its turn gains
+    text or tool calls when the rest of the turn arrives)."""
+    assert len(new) >= len(old)
+    if not old:
+        return
+    assert [m.model_dump() for m in new[: len(old) - 1]] == [m.model_dump() for m in old[:-1]]
+    before, after = old[-1], new[len(old) - 1]
+    if before.model_dump() == after.model_dump():
+        return
+    assert before.role == after.role == "assistant"
+    assert before.created_at == after.created_at
+    assert after.content.startswith(before.content)
+    calls_before = [c.model_dump() for c in before.tool_calls or []]
+    calls_after = [c.model_dump() for c in after.tool_calls or []]
+    assert calls_after[: len(calls_before)] == calls_before

@@ -1,0 +1,218 @@
+"""Every real session file of a supported format imports cleanly, and its messages by role
+match counts made here, independently, from the raw file."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loomsync.importers import FORMATS, detect_format
+from tests.importers.corpus import case_id, corpus_files, supported_files
+
+CODEX_PREAMBLES = (
+    "# AGENTS.md instructions",
+    "<environment_context>",
+    "<permissions instructions>",
+    "<user_instructions>",
+    "<collaboration_mode>",
+    "<skills_instructions>",
+    "<plugins_instructions>",
+)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def count_codex(path: Path) -> Counter[str]:
+    """Users: response-item user messages with a non-preamble text (event user_messages only
+    when there are none); assistants: assistant messages, plus one per run of tool calls not
+    directly after an assistant message; tools: call outputs."""
+    lines = _jsonl(path)
+    items = [(line["type"], line["payload"]) for line in lines]
+    has = {p.get("role") for t, p in items if t == "response_item" and p.get("type") == "message"}
+    counts: Counter[str] = Counter()
+    previous = ""
+    for line_type, payload in items:
+        kind = payload.get("type")
+        if line_type == "response_item" and kind == "message" and payload["role"] == "user":
+            texts = [c["text"] for c in payload["content"] if "text" in c]
+            if any(not text.lstrip().startswith(CODEX_PREAMBLES) for text in texts):
+                counts["user"] += 1
+                previous = "user"
+        elif line_type == "response_item" and kind == "message" and payload["role"] == "assistant":
+            counts["assistant"] += 1
+            previous = "assistant"
+        elif line_type == "response_item" and kind in ("function_call", "custom_tool_call"):
+            if previous not in ("assistant", "call"):
+                counts["assistant"] += 1
+            previous = "call"
+        elif line_type == "response_item" and kind in (
+            "function_call_output",
+            "custom_tool_call_output",
+        ):
+            counts["tool"] += 1
+            previous = "tool"
+        elif line_type == "event_msg" and kind == "user_message" and "user" not in has:
+            counts["user"] += 1
+            previous = "user"
+        elif line_type == "event_msg" and kind == "agent_message" and "assistant" not in has:
+            counts["assistant"] += 1
+            previous = "assistant"
+    return counts
+
+
+def count_claude(path: Path) -> Counter[str]:
+    """Over all threads of the file: one assistant message per run of lines with the same
+    message.id (a user line in between starts a new run); a user line is a user (or, when
+    injected by the harness, system) message for its text and a tool message per
+    tool_result block. Sidechain lines are a conversation of their own."""
+    counts: Counter[str] = Counter()
+    previous: dict[bool, object] = {}
+    for line in _jsonl(path):
+        side = bool(line.get("isSidechain"))
+        if line.get("type") == "assistant":
+            if previous.get(side) != line["message"]["id"]:
+                counts["assistant"] += 1
+            previous[side] = line["message"]["id"]
+        elif line.get("type") == "user":
+            previous[side] = None
+            role = "system" if line.get("isMeta") or line.get("isCompactSummary") else "user"
+            content = line["message"]["content"]
+            if isinstance(content, str):
+                counts[role] += 1
+                continue
+            counts["tool"] += sum(block["type"] == "tool_result" for block in content)
+            if any(block["type"] != "tool_result" for block in content):
+                counts[role] += 1
+    return counts
+
+
+def count_gemini(path: Path) -> Counter[str]:
+    """user → user, gemini → assistant plus one tool message per tool call."""
+    counts: Counter[str] = Counter()
+    for message in json.loads(path.read_text(encoding="utf-8"))["messages"]:
+        if message["type"] == "user":
+            counts["user"] += 1
+        elif message["type"] == "gemini":
+            counts["assistant"] += 1
+            counts["tool"] += len(message.get("toolCalls", []))
+        elif message["type"] in ("info", "warning", "error"):
+            counts["system"] += 1
+    return counts
+
+
+THINKING = re.compile(r"<(think|thinking-content-\w+)>.*?</\1>", re.DOTALL)
+
+
+def count_aider(path: Path) -> Counter[str]:
+    """Per session: runs of ``####`` lines are user messages, runs of aider notes (``>``,
+    continued until a line ending in two spaces) system messages, and runs of other lines
+    that hold more than reasoning are assistant messages; sessions without a user or an
+    assistant message are not threads."""
+    total: Counter[str] = Counter()
+    text = path.read_text(encoding="utf-8")
+    for session in re.split(r"^# aider chat started at .*$", text, flags=re.MULTILINE)[1:]:
+        runs: list[tuple[str, list[str]]] = []
+        in_note = False
+        for line in session.split("\n"):
+            if line.startswith("####"):
+                role, in_note = "user", False
+            elif line.startswith(">") and not line.startswith(">>>>>>>"):
+                role, in_note = "system", line.strip() != ">" and not line.endswith("  ")
+            elif in_note:
+                role, in_note = "system", not line.endswith("  ")
+            elif not line.strip():
+                continue
+            else:
+                role = "assistant"
+            if runs and runs[-1][0] == role:
+                runs[-1][1].append(line)
+            else:
+                runs.append((role, [line]))
+        counts = Counter(
+            role for role, lines in runs if THINKING.sub("", "\n".join(lines)).strip(" >\n#")
+        )
+        if counts["user"] or counts["assistant"]:
+            total.update(counts)
+    return total
+
+
+def count_swe_agent(path: Path) -> Counter[str]:
+    """History without the demonstration; an old-style observation (a user message after an
+    assistant action without tool calls) is a tool message."""
+    counts: Counter[str] = Counter()
+    acted = False
+    for entry in json.loads(path.read_text(encoding="utf-8"))["history"]:
+        if entry.get("is_demo"):
+            continue
+        role = entry["role"]
+        if role == "user" and acted:
+            role = "tool"
+        counts[role] += 1
+        acted = role == "assistant" and bool(entry.get("action")) and not entry.get("tool_calls")
+    return counts
+
+
+def count_openhands(path: Path) -> Counter[str]:
+    """Message actions by source; one assistant message per model response that made tool
+    calls, plus finish; one tool message per observation answering a tool call."""
+    counts: Counter[str] = Counter()
+    responses = set()
+    for event in json.loads(path.read_text(encoding="utf-8")):
+        metadata = event.get("tool_call_metadata")
+        if event.get("action") == "message":
+            counts["user" if event["source"] == "user" else "assistant"] += 1
+        elif event.get("action") == "finish":
+            counts["assistant"] += 1
+        elif event.get("action") and metadata:
+            responses.add(metadata["model_response"]["id"])
+        elif event.get("observation") and metadata:
+            counts["tool"] += 1
+    counts["assistant"] += len(responses)
+    return counts
+
+
+COUNTERS: dict[str, Callable[[Path], Counter[str]]] = {
+    "codex": count_codex,
+    "claude-code": count_claude,
+    "gemini-cli": count_gemini,
+    "aider": count_aider,
+    "swe-agent": count_swe_agent,
+    "openhands": count_openhands,
+}
+
+SUPPORTED = supported_files()
+
+
+def test_every_format_has_real_files_in_the_corpus() -> None:
+    assert {fmt for fmt, _ in SUPPORTED} == set(FORMATS)
+
+
+@pytest.mark.parametrize(("expected", "path"), corpus_files(), ids=lambda v: getattr(v, "name", v))
+def test_detect_format_names_the_format_of_each_corpus_file(
+    expected: str | None, path: Path
+) -> None:
+    assert detect_format(path) == expected
+
+
+@pytest.mark.parametrize(("fmt", "path"), SUPPORTED, ids=[case_id(p) for _, p in SUPPORTED])
+def test_real_file_imports_cleanly_with_independently_counted_roles(fmt: str, path: Path) -> None:
+    result = FORMATS[fmt].parse(path)
+
+    assert result.warnings == []
+    assert result.skipped == Counter()
+    assert result.threads
+    got = Counter(m.role for thread in result.threads for m in thread.messages)
+    assert got == +COUNTERS[fmt](path)
+    for thread in result.threads:
+        source = thread.metadata.extra["source"]
+        assert source["agent"] == fmt
+        assert source["file"] == path.name
+        assert thread.messages
