@@ -30,6 +30,7 @@ from app.auth import Principal, create_token
 from app.config import Settings
 from app.database import SERVER_SETTINGS, migrate
 from app.threads import search
+from app.threads.indexing import index_text
 from bench.corpus import Shape, Terms, build, fingerprint
 from bench.harness import (
     asyncpg_dsn,
@@ -98,7 +99,7 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
     estimate = await conn.fetchval(
         "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
         " plainto_tsquery('english'::regconfig, $1)",
-        q,
+        index_text(q),
     )
     common = int(json.loads(estimate)[0]["Plan"]["Plan Rows"]) > search.COMMON_MESSAGES
     filters = search.SearchFilters(scope=scope)
@@ -112,7 +113,7 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
         return 0
     ids = [r["id"] for r in page]
     best_sql, best_args = positional(
-        search._BEST_MESSAGES.format(function="plainto_tsquery"), {"q": q, "ids": ids}
+        search._BEST_MESSAGES.format(function="plainto_tsquery"), {"q": index_text(q), "ids": ids}
     )
     best = {r["thread_id"]: r for r in await conn.fetch(best_sql, *best_args)}
     texts = [
@@ -124,7 +125,7 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
     head_sql, head_args = positional(
         search._HEADLINES.format(function="plainto_tsquery"),
         {
-            "q": q,
+            "q": index_text(q),
             "texts": texts,
             "must_match": [i not in best for i in ids],
             "options": search._HEADLINE_OPTIONS,

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,8 @@ from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.connect import open_store
 from loomsync.errors import AuthError, ConfigError, LoomsyncError
 from loomsync.export import export as export_thread
+from loomsync.importers import FORMATS
+from loomsync.importing import import_sessions, session_files
 from loomsync.model import Thread, Visibility
 from loomsync.resume import Resumed, workspace_changes
 from loomsync.summary import ArchivedFilter, SyncOutcome
@@ -383,6 +386,48 @@ def export(
     else:
         output.write_text(text, encoding="utf-8")
         errors.print(f"Wrote {escape(str(output))} ({fmt}, {len(loaded.messages)} messages).")
+
+
+@app.command("import")
+def import_command(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or folders (default: the format's usual folders)."),
+    ] = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="Only sessions active on or after this date (UTC).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report, write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Import sessions other agents wrote (Codex, Claude Code, …), then sync them."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    files = session_files(fmt, paths or [])
+    when = since.replace(tzinfo=UTC) if since and since.tzinfo is None else since
+    with _store() as store:
+        with Progress(
+            TextColumn("Importing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=errors,
+            transient=True,
+        ) as progress:
+            task = progress.add_task("import", total=len(files))
+            summary = import_sessions(
+                store, fmt, files, existing=store.local, since=when, dry_run=dry_run,
+                progress=lambda _: progress.advance(task),
+            )  # fmt: skip
+        outcomes = store.retry_pending() if store.client is not None and not dry_run else []
+        left = store.pending_count()
+    if as_json:
+        render.print_json(console, {**summary.as_dict(), "pending": left})
+        return
+    for line in summary.lines(dry_run=dry_run):
+        console.print(escape(line))
+    if outcomes or left:
+        render.print_lines(console, render.sync_summary(outcomes, left))
 
 
 def main() -> None:

@@ -47,13 +47,23 @@ def clean(text: str) -> str:
     return _SURROGATES.sub(" ", text)
 
 
-def index_text(text: str) -> str:
-    """Text as it is handed to ``to_tsvector``: :func:`clean`, and ``<``/``>`` as spaces.
+# Tool outputs are often JSON text inside a string (Codex: {"output":"a\\nb"}): a literal
+# backslash-n is a line break there, not the start of the word "nb".
+_ESCAPED_WHITESPACE = re.compile(r"\\[nrt]")
+_SEPARATORS = str.maketrans(dict.fromkeys("<>/\\.:@", " "))
 
-    PostgreSQL's parser reads ``<script>…</script>`` and other markup as tags and indexes
-    nothing inside them; tool output is full of HTML and code, so brackets are blanked first.
+
+def index_text(text: str) -> str:
+    """Text as it is handed to ``to_tsvector`` (and every query to ``*_to_tsquery``):
+    :func:`clean`, with ``< > / \\ . : @`` as spaces.
+
+    PostgreSQL's parser reads ``<script>…</script>`` as tags and indexes nothing inside them,
+    and reads ``README.md``, ``src/app/main.py`` or ``github.com/o/r`` as single file, host or
+    URL tokens, so ``readme``, ``main`` or ``o/r`` would never match them. Blanking these
+    separators in documents and queries alike makes every part a word of its own. Escaped
+    line breaks and tabs (a literal backslash and ``n``, ``r`` or ``t``) count as spaces.
     """
-    return clean(text).replace("<", " ").replace(">", " ")
+    return _ESCAPED_WHITESPACE.sub(" ", clean(text)).translate(_SEPARATORS)
 
 
 def cap(text: str, head: int, tail: int = 0) -> str:

@@ -50,6 +50,7 @@ from app.threads.indexing import (
     TEXT_SEARCH_CONFIG,
     cap,
     clean,
+    index_text,
     regconfig,
 )
 from app.threads.tables import thread_commits, thread_messages, threads
@@ -86,7 +87,7 @@ def _config() -> ColumnElement[Any]:
 def tsquery(q: str, syntax: str) -> ColumnElement[Any]:
     """The SQL tsquery for ``q``: ``plainto_tsquery`` or, for ``syntax="web"``, ``websearch_to_tsquery``."""
     function = func.websearch_to_tsquery if syntax == "web" else func.plainto_tsquery
-    return function(_config(), bindparam("q", clean(q), type_=Text))
+    return function(_config(), bindparam("q", index_text(q), type_=Text))
 
 
 def _thread_filter(principal: Principal, filters: SearchFilters) -> list[ColumnElement[bool]]:
@@ -224,7 +225,7 @@ async def is_common(
         "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
         f" {function}('{TEXT_SEARCH_CONFIG}'::regconfig, :q)"
     )
-    plan = (await session.execute(text(sql), {"q": clean(q)})).scalar()
+    plan = (await session.execute(text(sql), {"q": index_text(q)})).scalar()
     document: Any = json.loads(plan) if isinstance(plan, str) else plan
     return int(document[0]["Plan"]["Plan Rows"]) > threshold
 
@@ -255,7 +256,7 @@ async def snippets(
     if not page:
         return {}
     function = "websearch_to_tsquery" if syntax == "web" else "plainto_tsquery"
-    cleaned_q = clean(q)
+    cleaned_q = index_text(q)
     rows = await session.execute(
         text(_BEST_MESSAGES.format(function=function)),
         {"q": cleaned_q, "ids": [thread_id for thread_id, _ in page]},

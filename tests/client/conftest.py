@@ -23,7 +23,7 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from loomsync import LocalThreadStore, SyncingThreadStore, ThreadSyncClient
+from loomsync import ClientPaths, LocalThreadStore, SyncingThreadStore, ThreadSyncClient
 from loomsync.model import Message, Thread
 
 MAIN = Path(__file__).resolve().parents[2]
@@ -209,3 +209,71 @@ def with_turns(thread: Thread, *contents: str) -> Thread:
     return thread.model_copy(
         update={"conversation": thread.conversation.model_copy(update={"messages": messages})}
     )
+
+
+LOOMSYNC = Path(sys.executable).parent / "loomsync"  # the console script beside this Python
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@dataclass
+class Person:
+    """Runs ``loomsync`` with its own HOME and XDG folders."""
+
+    home: Path
+    env: dict[str, str]
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None) -> Result:
+        done = subprocess.run(
+            [str(LOOMSYNC), *args],
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=self.home,
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    @property
+    def paths(self) -> ClientPaths:
+        return ClientPaths(
+            self.home / ".config" / "loomsync",
+            self.home / ".local" / "share" / "loomsync",
+            self.home / ".local" / "state" / "loomsync",
+        )
+
+    def agent(self) -> SyncingThreadStore:
+        """What a coding agent on this machine would use (same folders, no network)."""
+        return SyncingThreadStore(
+            LocalThreadStore(self.paths.threads_dir),
+            None,
+            sync_dir=self.paths.sync_dir,
+            background=False,
+        )
+
+
+@pytest.fixture
+def person(tmp_path: Path) -> Person:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOMSYNC_", "XDG_"))}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        COLUMNS="120",
+        LOOMSYNC_RETRIES="1",
+    )
+    return Person(home, env)
+
+
+def login(person: Person, server: LiveServer, token: str) -> Result:
+    return person("login", "--server", server.url, "--token", token)

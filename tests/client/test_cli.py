@@ -4,84 +4,19 @@ folders, against the real server. Each check matches what docs/client.md says it
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from loomsync import ClientPaths, LocalThreadStore, SyncingThreadStore, Thread
-from tests.client.conftest import BODY_LIMIT, LiveServer, free_port, make_client
-
-LOOMSYNC = Path(sys.executable).parent / "loomsync"  # the console script beside this Python
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-@dataclass
-class Person:
-    """Runs ``loomsync`` with its own HOME and XDG folders."""
-
-    home: Path
-    env: dict[str, str]
-
-    def __call__(self, *args: str, env: dict[str, str] | None = None) -> Result:
-        done = subprocess.run(
-            [str(LOOMSYNC), *args],
-            env={**self.env, **(env or {})},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=self.home,
-        )
-        assert "Traceback" not in done.stderr, done.stderr
-        return Result(done.returncode, done.stdout, done.stderr)
-
-    @property
-    def paths(self) -> ClientPaths:
-        return ClientPaths(
-            self.home / ".config" / "loomsync",
-            self.home / ".local" / "share" / "loomsync",
-            self.home / ".local" / "state" / "loomsync",
-        )
-
-    def agent(self) -> SyncingThreadStore:
-        """What a coding agent on this machine would use (same folders, no network)."""
-        return SyncingThreadStore(
-            LocalThreadStore(self.paths.threads_dir),
-            None,
-            sync_dir=self.paths.sync_dir,
-            background=False,
-        )
-
-
-@pytest.fixture
-def person(tmp_path: Path) -> Person:
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOMSYNC_", "XDG_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        COLUMNS="120",
-        LOOMSYNC_RETRIES="1",
-    )
-    return Person(home, env)
-
-
-def login(person: Person, server: LiveServer, token: str) -> Result:
-    return person("login", "--server", server.url, "--token", token)
+from loomsync import Thread
+from tests.client.conftest import (
+    BODY_LIMIT,
+    LiveServer,
+    Person,
+    free_port,
+    login,
+    make_client,
+)
 
 
 def thread(title: str, text: str, **fields: object) -> Thread:

@@ -400,3 +400,31 @@ async def test_common_word_strategy_ranks_recent_matching_threads(settings, auth
             assert f"<b>{w}</b>" in hits[1]["snippet"]
     finally:
         await app.state.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("ls -> {w}.config.cjs README.md", "{w}"),
+        ("edited src/{w}/main.py", "{w}"),
+        ("edited src/{w}/main.py", "src/{w}/main.py"),
+        ("see https://{w}.example.com/docs", "{w}"),
+        ("mail me at {w}@example.com", "{w}"),
+        ("C:\\Users\\{w}\\file.txt", "{w}"),
+    ],
+)
+async def test_parts_of_file_names_paths_and_urls_are_words(
+    client: httpx.AsyncClient, me: dict[str, str], stored: str, query: str
+) -> None:
+    w = word()
+    tid = await put(client, me, conversation=messages(stored.format(w=w), role="tool"))
+    assert ids(await search(client, me, query.format(w=w))) == [tid]
+
+
+async def test_words_after_escaped_line_breaks_in_json_tool_output(
+    client: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    w = word()
+    output = '{"output":"assets\\nbin\\n' + w + '.config.cjs\\n","metadata":{"exit_code":0}}'
+    tid = await put(client, me, conversation=messages(output, role="tool"))
+    assert ids(await search(client, me, w)) == [tid]

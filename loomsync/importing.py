@@ -1,0 +1,166 @@
+"""``loomsync import``: sessions other agents wrote → threads in the local store, then synced.
+
+The importers (:mod:`loomsync.importers`) turn files into thread documents with stable ids, so
+importing the same sessions again changes nothing and a session that grew updates its thread:
+the new messages extend the stored ones, and the sync sends them with one append.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from loomsync.errors import CorruptThreadError, ThreadNotFoundError
+from loomsync.importers import FORMATS, ImportResult
+from loomsync.model import Thread
+
+#: Fields a person may have changed on this machine since an earlier import; a re-import keeps
+#: the stored values instead of the importer's defaults.
+_KEPT_FIELDS = ("visibility", "is_shared_with_support", "is_private")
+_KEPT_METADATA = ("tags", "is_pinned")
+_IGNORED = {"version", "updated_at"}
+
+
+class _Store(Protocol):
+    def save(self, thread: Thread) -> Thread: ...
+
+
+class _Loader(Protocol):
+    def load(self, thread_id: str) -> Thread: ...
+
+
+@dataclass
+class ImportSummary:
+    """What an import did: thread ids by outcome, files read, damage and warnings."""
+
+    files: int = 0
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    older: list[str] = field(default_factory=list)
+    skipped_lines: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (counts and ids)."""
+        return {
+            "files": self.files,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "older_than_since": self.older,
+            "skipped_lines": dict(self.skipped_lines),
+            "warnings": self.warnings,
+        }
+
+    def lines(self, *, dry_run: bool) -> list[str]:
+        """The human summary printed by ``loomsync import``."""
+        verb = "Would import" if dry_run else "Imported"
+        out = [
+            f"{verb} {self.files} file(s): {len(self.created)} created, {len(self.updated)} updated,"
+            f" {len(self.unchanged)} unchanged, {len(self.older)} older than --since."
+        ]
+        if self.skipped_lines:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
+            out.append(f"Skipped damaged lines: {reasons}.")
+        out += [f"warning: {w}" for w in self.warnings]
+        return out
+
+
+def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
+    """The files of ``format_name`` under ``paths`` (default: the format's usual folders).
+
+    Raises:
+        KeyError: unknown format.
+    """
+    importer = FORMATS[format_name]
+    roots = list(paths) or importer.default_paths()
+    files: list[Path] = []
+    for root in roots:
+        files.extend(importer.discover(root.expanduser()))
+    return list(dict.fromkeys(files))
+
+
+def _comparable(thread: Thread) -> dict[str, Any]:
+    return {k: v for k, v in thread.model_dump(mode="json").items() if k not in _IGNORED}
+
+
+def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
+    """The imported document, keeping what a person set on the stored copy (visibility,
+    sharing, privacy, tags, pin)."""
+    fields = {key: getattr(stored, key) for key in _KEPT_FIELDS}
+    metadata = imported.metadata.model_copy(
+        update={key: getattr(stored.metadata, key) for key in _KEPT_METADATA}
+    )
+    return imported.model_copy(update={**fields, "metadata": metadata})
+
+
+def import_sessions(
+    store: _Store,
+    format_name: str,
+    files: Iterable[Path],
+    *,
+    existing: _Loader,
+    since: datetime | None = None,
+    dry_run: bool = False,
+    progress: Callable[[Path], None] | None = None,
+) -> ImportSummary:
+    """Import every session in ``files`` into ``store``.
+
+    ``existing`` answers what is already stored (the local store: an import never asks the
+    server). A thread whose ``last_activity_at`` is before ``since`` (UTC) is left out. With
+    ``dry_run`` nothing is written. ``progress`` is called after each file.
+
+    Raises:
+        KeyError: unknown format.
+    """
+    importer = FORMATS[format_name]
+    summary = ImportSummary()
+    for path in files:
+        result: ImportResult = importer.parse(path)
+        summary.files += 1
+        summary.skipped_lines.update(result.skipped)
+        summary.warnings.extend(result.warnings)
+        for thread in result.threads:
+            _import_one(store, existing, thread, since, dry_run, summary)
+        if progress is not None:
+            progress(path)
+    return summary
+
+
+def _import_one(
+    store: _Store,
+    existing: _Loader,
+    thread: Thread,
+    since: datetime | None,
+    dry_run: bool,
+    summary: ImportSummary,
+) -> None:
+    thread_id = str(thread.id)
+    activity = thread.last_activity_at or thread.created_at
+    if since is not None and activity is not None and activity < since:
+        summary.older.append(thread_id)
+        return
+    try:
+        stored: Thread | None = existing.load(thread_id)
+    except (ThreadNotFoundError, CorruptThreadError):
+        stored = None
+    if stored is None:
+        summary.created.append(thread_id)
+        if not dry_run:
+            store.save(thread)
+        return
+    candidate = _with_local_choices(thread, stored)
+    if _comparable(candidate) == _comparable(stored):
+        summary.unchanged.append(thread_id)
+        return
+    summary.updated.append(thread_id)
+    if not dry_run:
+        store.save(candidate.model_copy(update={"version": stored.version}))
+
+
+__all__ = ["ImportSummary", "import_sessions", "session_files"]
