@@ -322,7 +322,9 @@ class SyncingThreadStore:
                 private = False
             if self.local.exists(key):
                 self.local.delete(key)
-            on_server = self.states.get(key).base is not None
+            # A save still queued (or being pushed by the background worker right now) may
+            # create the thread on the server after this: queue the server delete too, behind it.
+            on_server = self.states.get(key).base is not None or self.queue.has(key, "save")
             if private or not on_server:
                 self.states.delete(key)
         if private or not on_server:
