@@ -8,7 +8,7 @@ is read as UTC, and output is RFC 3339 with a ``Z`` suffix.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -84,9 +84,19 @@ UtcDatetime = Annotated[
 
 
 class _Open(BaseModel):
-    """Base for document parts: unknown fields are kept and returned unchanged."""
+    """Base for document parts: unknown fields are kept and returned unchanged.
+
+    ``_always_set`` names mutable containers that count as set even when they hold their
+    default, so that ``thread.conversation.messages.append(...)`` on a fresh thread is never
+    dropped by a ``model_dump(exclude_unset=True)``.
+    """
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+    _always_set: ClassVar[frozenset[str]] = frozenset()
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Mark the ``_always_set`` containers as set."""
+        self.__pydantic_fields_set__.update(self._always_set)
 
 
 class ToolCall(_Open):
@@ -117,6 +127,7 @@ class Conversation(_Open):
     """``{"messages": [Message]}``, in conversation order."""
 
     messages: list[Message] = Field(default_factory=list)
+    _always_set: ClassVar[frozenset[str]] = frozenset({"messages"})
 
 
 class AgentState(_Open):
@@ -135,6 +146,7 @@ class Metadata(_Open):
     tags: list[str] = Field(default_factory=list)
     is_pinned: StrictBool = False
     extra: dict[str, Any] = Field(default_factory=dict)
+    _always_set: ClassVar[frozenset[str]] = frozenset({"tags", "extra"})
 
 
 class Thread(_Open):
@@ -169,6 +181,7 @@ class Thread(_Open):
     is_private: StrictBool = False
     visibility: Visibility = "organization"
     is_shared_with_support: StrictBool = False
+    _always_set: ClassVar[frozenset[str]] = frozenset({"conversation", "metadata"})
 
     @field_validator("git_commits")
     @classmethod

@@ -14,6 +14,7 @@ from loomsync import (
     InvalidThreadFileError,
     LocalThreadStore,
     MemoryThreadStore,
+    Message,
     RemoteThreadStore,
     SyncingThreadStore,
     Thread,
@@ -209,3 +210,14 @@ def test_reading_a_file_path_is_local_only(store: ThreadStore, tmp_path: Path) -
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(InvalidThreadFileError):
         store.load_file(tmp_path / "bad.json")
+
+
+def test_messages_appended_to_a_fresh_thread_are_saved(store: ThreadStore) -> None:
+    """The SDK example of docs/client.md: append to the default conversation, then save."""
+    thread = Thread.model_validate({"metadata": {"title": "appended"}})
+    thread.conversation.messages.append(Message(role="user", content="hello wombat"))
+    thread.metadata.tags.append("sdk")
+    saved = store.save(thread)
+    loaded = store.load(str(saved.id))
+    assert [m.content for m in loaded.messages] == ["hello wombat"]
+    assert loaded.metadata.tags == ["sdk"]
