@@ -419,15 +419,22 @@ def import_command(
                 store, fmt, files, existing=store.local, since=when, dry_run=dry_run,
                 progress=lambda _: progress.advance(task),
             )  # fmt: skip
-        outcomes = store.retry_pending() if store.client is not None and not dry_run else []
+        logged_in = store.client is not None
+        outcomes = store.retry_pending() if logged_in and not dry_run else []
         left = store.pending_count()
     if as_json:
         render.print_json(console, {**summary.as_dict(), "pending": left})
-        return
-    for line in summary.lines(dry_run=dry_run):
-        console.print(escape(line))
-    if outcomes or left:
-        render.print_lines(console, render.sync_summary(outcomes, left))
+    else:
+        if not files:
+            errors.print(
+                f"No {fmt} sessions found under {', '.join(map(str, paths or [])) or 'the usual folders'}."
+            )
+        for line in summary.lines(dry_run=dry_run):
+            console.print(escape(line))
+        if logged_in and (outcomes or left):
+            render.print_lines(console, render.sync_summary(outcomes, left))
+    if any(o.status == "failed" for o in outcomes):
+        raise typer.Exit(1)
 
 
 def main() -> None:

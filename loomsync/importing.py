@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from loomsync.errors import CorruptThreadError, ThreadNotFoundError
+from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
 from loomsync.importers import FORMATS, ImportResult
 from loomsync.model import Thread
 
@@ -57,12 +57,18 @@ class ImportSummary:
             "warnings": self.warnings,
         }
 
+    @property
+    def threads(self) -> int:
+        """Distinct threads the files held."""
+        return len({*self.created, *self.updated, *self.unchanged, *self.older})
+
     def lines(self, *, dry_run: bool) -> list[str]:
         """The human summary printed by ``loomsync import``."""
         verb = "Would import" if dry_run else "Imported"
         out = [
-            f"{verb} {self.files} file(s): {len(self.created)} created, {len(self.updated)} updated,"
-            f" {len(self.unchanged)} unchanged, {len(self.older)} older than --since."
+            f"{verb} {self.files} file(s), {self.threads} thread(s): {len(self.created)} created,"
+            f" {len(self.updated)} updated, {len(self.unchanged)} unchanged,"
+            f" {len(self.older)} older than --since."
         ]
         if self.skipped_lines:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
@@ -76,17 +82,29 @@ def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
 
     Raises:
         KeyError: unknown format.
+        InvalidInputError: a named path does not exist.
     """
     importer = FORMATS[format_name]
-    roots = list(paths) or importer.default_paths()
+    roots = [root.expanduser() for root in paths] or importer.default_paths()
+    missing = [str(root) for root in paths if not root.expanduser().exists()]
+    if missing:
+        raise InvalidInputError(f"no such file or folder: {', '.join(missing)}")
     files: list[Path] = []
     for root in roots:
-        files.extend(importer.discover(root.expanduser()))
+        files.extend(importer.discover(root))
     return list(dict.fromkeys(files))
 
 
 def _comparable(thread: Thread) -> dict[str, Any]:
     return {k: v for k, v in thread.model_dump(mode="json").items() if k not in _IGNORED}
+
+
+def _older_capture(imported: Thread, stored: Thread) -> bool:
+    """True when ``imported`` is an earlier capture of the stored session: its messages are a
+    strict prefix of the stored ones. An import never shortens a thread."""
+    mine = [m.model_dump(mode="json") for m in imported.messages]
+    theirs = [m.model_dump(mode="json") for m in stored.messages]
+    return len(mine) < len(theirs) and theirs[: len(mine)] == mine
 
 
 def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
@@ -155,10 +173,14 @@ def _import_one(
             store.save(thread)
         return
     candidate = _with_local_choices(thread, stored)
-    if _comparable(candidate) == _comparable(stored):
-        summary.unchanged.append(thread_id)
+    if _comparable(candidate) == _comparable(stored) or _older_capture(candidate, stored):
+        if thread_id not in summary.updated and thread_id not in summary.created:
+            summary.unchanged.append(thread_id)
         return
-    summary.updated.append(thread_id)
+    if thread_id not in summary.updated and thread_id not in summary.created:
+        summary.updated.append(thread_id)
+    if thread_id in summary.unchanged:
+        summary.unchanged.remove(thread_id)
     if not dry_run:
         store.save(candidate.model_copy(update={"version": stored.version}))
 

@@ -94,7 +94,7 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     _always_set: ClassVar[frozenset[str]] = frozenset()
 
-    def model_post_init(self, context: Any, /) -> None:
+    def model_post_init(self, _context: Any, /) -> None:
         """Mark the ``_always_set`` containers as set."""
         self.__pydantic_fields_set__.update(self._always_set)
 

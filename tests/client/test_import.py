@@ -187,7 +187,7 @@ def test_damaged_files_import_the_rest_and_report_it(person: Person, tmp_path: P
     )
     result = person("import", "codex", str(folder))
     assert result.code == 0
-    assert "Imported 1 file(s): 1 created" in result.out
+    assert "Imported 1 file(s), 1 thread(s): 1 created" in result.out
     assert "Skipped damaged lines:" in result.out
 
 
@@ -195,3 +195,35 @@ def test_unknown_format_is_one_line_error(person: Person) -> None:
     result = person("import", "cobol", "/nowhere")
     assert result.code == 1
     assert "unknown format" in result.err
+
+
+def test_a_missing_path_is_an_error(person: Person) -> None:
+    result = person("import", "codex", "/nowhere/at/all")
+    assert result.code == 1
+    assert "no such file or folder" in result.err
+
+
+def test_an_older_capture_never_shortens_a_thread(person: Person, tmp_path: Path) -> None:
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
+    json.loads(person("import", "claude-code", str(live), "--json").out)
+    longer = len(
+        json.loads(person("show", CLAUDE_SESSION, "--json").out)["conversation"]["messages"]
+    )
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
+    again = json.loads(person("import", "claude-code", str(live), "--json").out)
+    assert again["unchanged"] == [CLAUDE_SESSION]
+    shown = json.loads(person("show", CLAUDE_SESSION, "--json").out)
+    assert len(shown["conversation"]["messages"]) == longer
+
+
+def test_both_captures_in_one_folder_count_once_and_keep_the_longer(person: Person) -> None:
+    folder = TRANSCRIPTS / "claude-code"
+    first = json.loads(person("import", "claude-code", str(folder), "--json").out)
+    assert first["created"].count(CLAUDE_SESSION) == 1
+    assert CLAUDE_SESSION not in first["updated"]
+    again = json.loads(person("import", "claude-code", str(folder), "--json").out)
+    assert again["updated"] == []
+    assert again["created"] == []
