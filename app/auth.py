@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -12,6 +16,8 @@ from jose import JWTError, jwt
 
 from app.config import Settings
 from app.errors import Unauthorized
+
+log = logging.getLogger(__name__)
 
 ROLE_ADMIN = "admin"
 ROLE_SUPPORT = "support"
@@ -44,11 +50,54 @@ class Principal:
 ANONYMOUS = Principal(user_id=None)
 
 
+class KeyFile:
+    """A key file (PEM or JWKS) that is read again when it changes on disk, so that keys can be
+    rotated without a restart: add the new key, start signing with it, drop the old one later.
+
+    Each use costs one ``stat``; the file is re-read when its modification time, size or inode
+    changed. A file that is missing or does not parse (say, caught half-written) keeps the keys
+    read last, and the failure is logged.
+    """
+
+    def __init__(self, path: Path, parse: Callable[[str], Any]) -> None:
+        self.path = path
+        self._parse = parse
+        self._stamp = self._stat()
+        self._value = parse(path.read_text())
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def current(self) -> Any:
+        """The parsed keys, re-read first if the file changed."""
+        stamp = self._stat()
+        if stamp is not None and stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._value = self._parse(self.path.read_text())
+                log.info("reloaded the JWT key file %s", self.path)
+            except (OSError, ValueError) as exc:
+                log.warning("kept the previous keys: cannot read %s: %s", self.path, exc)
+        return self._value
+
+
+def _parse_jwks(text: str) -> dict[str, Any]:
+    data = json.loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
+        raise ValueError('a JWKS file is {"keys": [...]}')
+    return data
+
+
 class TokenVerifier:
     """Verifies bearer tokens with the configured algorithms and key(s).
 
     HS* algorithms use ``LOOMSYNC_JWT_SECRET``; RS*/ES* use the PEM public key or the JWKS file
-    (keys chosen by ``kid``). ``alg: none`` and algorithms outside the allow-list are refused.
+    (keys chosen by ``kid``), re-read when the file changes. ``alg: none`` and algorithms outside
+    the allow-list are refused.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -56,11 +105,11 @@ class TokenVerifier:
         self.issuer = settings.jwt_issuer
         self.audience = settings.jwt_audience
         self._hmac_key = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
-        self._public_key: Any = None
+        self._key_file: KeyFile | None = None
         if settings.jwt_jwks is not None:
-            self._public_key = json.loads(settings.jwt_jwks.read_text())
+            self._key_file = KeyFile(settings.jwt_jwks, _parse_jwks)
         elif settings.jwt_public_key is not None:
-            self._public_key = settings.jwt_public_key.read_text()
+            self._key_file = KeyFile(settings.jwt_public_key, str)
 
     def _key_for(self, algorithm: str, kid: Any) -> Any:
         """The HMAC secret, the PEM key, or the JWKS key(s) for this token.
@@ -70,10 +119,11 @@ class TokenVerifier:
         """
         if algorithm.startswith("HS"):
             return self._hmac_key
-        if isinstance(self._public_key, dict) and kid is not None:
-            keys = [k for k in self._public_key.get("keys", []) if k.get("kid") == kid]
+        public_key = self._key_file.current() if self._key_file is not None else None
+        if isinstance(public_key, dict) and kid is not None:
+            keys = [k for k in public_key["keys"] if isinstance(k, dict) and k.get("kid") == kid]
             return {"keys": keys} if keys else None
-        return self._public_key
+        return public_key
 
     def verify(self, token: str) -> Principal:
         """Return the Principal named by a valid token.
@@ -115,15 +165,20 @@ class TokenVerifier:
         return _principal_from_claims(claims)
 
 
+def _storable(value: str) -> bool:
+    """True when PostgreSQL ``text`` can hold ``value`` (no NUL, no lone surrogate)."""
+    return "\x00" not in value and not any("\ud800" <= c <= "\udfff" for c in value)
+
+
 def _principal_from_claims(claims: dict[str, Any]) -> Principal:
     sub = claims.get("sub")
-    if not isinstance(sub, str) or not sub:
+    if not isinstance(sub, str) or not sub or not _storable(sub):
         raise Unauthorized("The token's 'sub' claim must be a non-empty string.")
     org = claims.get("org")
-    if org is not None and not isinstance(org, str):
+    if org is not None and (not isinstance(org, str) or not _storable(org)):
         raise Unauthorized("The token's 'org' claim must be a string.")
     roles = claims.get("roles", [])
-    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+    if not isinstance(roles, list) or not all(isinstance(r, str) and _storable(r) for r in roles):
         raise Unauthorized("The token's 'roles' claim must be a list of strings.")
     return Principal(user_id=sub, org_id=org or None, roles=frozenset(roles))
 

@@ -54,6 +54,14 @@ def _settings() -> Settings:
         raise typer.Exit(2) from None
 
 
+def embedded_defaults(settings: Settings) -> Settings:
+    """Settings for the embedded server: one person's server, so no rate limit unless
+    ``LOOMSYNC_RATE_LIMIT`` is set explicitly."""
+    if "rate_limit" in settings.model_fields_set:
+        return settings
+    return settings.model_copy(update={"rate_limit": "off"})
+
+
 def _with_embedded(settings: Settings) -> tuple[Settings, str, Any]:
     """Settings and database URL, starting the embedded PostgreSQL when no URL is configured."""
     if settings.async_database_url:
@@ -61,6 +69,7 @@ def _with_embedded(settings: Settings) -> tuple[Settings, str, Any]:
     console.print(f"Starting the embedded PostgreSQL under {settings.data_dir} …")
     server = start_embedded(settings.data_dir)
     url = embedded_url(server)
+    settings = embedded_defaults(settings)
     if settings.jwt_secret is None:
         settings = settings.model_copy(
             update={"jwt_secret": SecretStr(embedded_secret(settings.data_dir))}
@@ -125,6 +134,7 @@ def serve(
             f"Try: curl -H 'Authorization: Bearer <token>' http://{host}:{port}/api/threads"
         )
     os.environ["LOOMSYNC_DATABASE_URL"] = url
+    os.environ["LOOMSYNC_RATE_LIMIT"] = settings.rate_limit
     if settings.jwt_secret is not None:
         os.environ["LOOMSYNC_JWT_SECRET"] = settings.jwt_secret.get_secret_value()
     import uvicorn
@@ -137,6 +147,7 @@ def serve(
             port=port,
             workers=workers,
             log_level=settings.log_level.lower(),
+            access_log=False,  # app.access writes one line per request, with its request id
             proxy_headers=True,
         )
     finally:

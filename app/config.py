@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
+from limits import parse as parse_rate_limit
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
 MIN_SECRET_BYTES = 32
+RATE_LIMIT_OFF = frozenset({"", "off", "none", "0"})
 SUPPORTED_ALGORITHMS = frozenset(
     {"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"}
 )
@@ -54,6 +56,10 @@ class Settings(BaseSettings):
     search_common_messages: int = Field(default=50_000, ge=0)
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
+    db_connect_timeout: float = Field(default=5.0, gt=0)
+    request_timeout: float = Field(default=60.0, ge=0)
+    rate_limit: str = "1200/minute"
+    metrics: bool = True
     log_level: str = "info"
     log_format: Literal["console", "json"] = "console"
     data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))
@@ -62,6 +68,11 @@ class Settings(BaseSettings):
     def algorithms(self) -> list[str]:
         """The JWT algorithms accepted, from the comma list ``LOOMSYNC_JWT_ALGORITHMS``."""
         return [a.strip().upper() for a in self.jwt_algorithms.split(",") if a.strip()]
+
+    @property
+    def rate_limit_enabled(self) -> bool:
+        """False when ``LOOMSYNC_RATE_LIMIT`` is ``off`` (or empty)."""
+        return self.rate_limit.strip().lower() not in RATE_LIMIT_OFF
 
     @property
     def async_database_url(self) -> str | None:
@@ -90,4 +101,11 @@ class Settings(BaseSettings):
                 )
         if self.database_url:
             normalize_database_url(self.database_url)
+        if self.rate_limit_enabled:
+            try:
+                parse_rate_limit(self.rate_limit)
+            except ValueError:
+                raise ValueError(
+                    f"LOOMSYNC_RATE_LIMIT {self.rate_limit!r} is not like '1200/minute' or 'off'"
+                ) from None
         return self

@@ -43,14 +43,18 @@ SERVER_SETTINGS = {
 
 
 def make_engine(url: str, settings: Settings) -> AsyncEngine:
-    """Create the async engine; ``pool_pre_ping`` lets it recover after a database restart."""
+    """Create the async engine. ``pool_pre_ping`` tests each pooled connection before a request
+    uses it, so connections that a database restart or ``pg_terminate_backend`` killed are
+    replaced instead of failing the request; connecting gives up after
+    ``LOOMSYNC_DB_CONNECT_TIMEOUT`` seconds, so a database that does not answer costs a 503,
+    never a hang."""
     return create_async_engine(
         normalize_database_url(url),
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_pre_ping=True,
         pool_timeout=30,
-        connect_args={"server_settings": SERVER_SETTINGS},
+        connect_args={"server_settings": SERVER_SETTINGS, "timeout": settings.db_connect_timeout},
     )
 
 

@@ -10,7 +10,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.routes import allowed_methods
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +166,20 @@ class PreconditionRequired(AppError):
     status, code, title = 428, "precondition_required", "Precondition required"
 
 
+class RateLimited(AppError):
+    """429: the caller's request budget is spent; retry after ``Retry-After`` seconds."""
+
+    status, code, title = 429, "rate_limited", "Too many requests"
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        """``Retry-After`` in seconds (RFC 6585 section 4)."""
+        return {"Retry-After": str(self.retry_after)}
+
+
 class Unavailable(AppError):
     """503: the database cannot be reached; retry after ``Retry-After`` seconds (API.md §7)."""
 
@@ -194,8 +211,27 @@ def validation_errors(errors: Any) -> list[dict[str, Any]]:
     return out
 
 
+#: SQLSTATEs that mean "the database is going away or not there", not "your statement is wrong":
+#: class 08 (connection exceptions), admin/crash shutdown, cannot connect now, too many
+#: connections, and a statement cancelled (statement_timeout, or a cancel during shutdown).
+_OUTAGE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300", "57014"})
+
+
 def _is_database_outage(exc: DBAPIError) -> bool:
-    return isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated
+    if isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    return isinstance(sqlstate, str) and (
+        sqlstate.startswith("08") or sqlstate in _OUTAGE_SQLSTATES
+    )
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (a 405's ``Allow``, RFC 9110 §15.5.6).
+
+    Starlette answers 405 from the first route whose path matches, listing only its methods;
+    here each HTTP method has a route of its own, so all of them are collected."""
+    return ", ".join(sorted(allowed_methods(request.app.router.routes, request.scope)))
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -215,9 +251,12 @@ def install_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else "Request failed."
-        return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(request)
+        return problem(exc.status_code, detail, headers=headers)
 
     @app.exception_handler(RecursionError)
     async def _too_deep(_: Request, __: RecursionError) -> JSONResponse:
@@ -233,6 +272,12 @@ def install_handlers(app: FastAPI) -> None:
         return problem(
             500, f"Internal error; quote request id {request_id}.", request_id=request_id
         )
+
+    @app.exception_handler(PoolTimeout)
+    async def _pool_exhausted(request: Request, exc: PoolTimeout) -> JSONResponse:
+        request_id = request.scope.get("state", {}).get("request_id", "-")
+        log.warning("no database connection free in time (request %s): %s", request_id, exc)
+        return Unavailable("The server is busy; retry shortly.").to_response()
 
     @app.exception_handler(OSError)
     async def _unreachable(request: Request, exc: OSError) -> JSONResponse:

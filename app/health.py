@@ -7,9 +7,11 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.database import schema_revision
-from app.errors import problem
+from app.errors import RETRY_AFTER_SECONDS, problem
+from app.problems import problem_responses
 
 router = APIRouter(tags=["health"])
+_RETRY = {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
 @router.get("/health")
@@ -18,20 +20,18 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get(
-    "/health/ready", responses={503: {"description": "Database unreachable or schema behind"}}
-)
+@router.get("/health/ready", responses=problem_responses(503))
 async def ready(request: Request) -> JSONResponse:
     """200 when the database answers and its schema is at the latest migration, else 503."""
     expected: str = request.app.state.head_revision
     try:
         current = await schema_revision(request.app.state.engine)
     except (SQLAlchemyError, OSError) as exc:
-        return problem(
-            503, f"The database is unreachable: {type(exc).__name__}.", headers={"Retry-After": "2"}
-        )
+        return problem(503, f"The database is unreachable: {type(exc).__name__}.", headers=_RETRY)
     if current != expected:
         return problem(
-            503, f"The schema is at {current}, not {expected}; run `loomsync-server migrate`."
+            503,
+            f"The schema is at {current}, not {expected}; run `loomsync-server migrate`.",
+            headers=_RETRY,
         )
     return JSONResponse({"status": "ready", "schema": current})

@@ -1,21 +1,28 @@
-"""Pure ASGI middleware: request ids and the request body limit (API.md sections 7 and 8)."""
+"""Pure ASGI middleware: request ids, the request time limit and the request body limit
+(API.md sections 7 and 8)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import PROBLEM_JSON
+from app.errors import PROBLEM_JSON, Unavailable, problem
+from app.logs import request_id_var
+
+log = logging.getLogger(__name__)
 
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 class RequestIdMiddleware:
     """Honour a safe incoming ``X-Request-ID`` or make one; expose it as
-    ``scope["state"]["request_id"]`` and return it on every response."""
+    ``scope["state"]["request_id"]`` and to logging (:data:`app.logs.request_id_var`), and
+    return it on every response."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -34,7 +41,84 @@ class RequestIdMiddleware:
                 message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        token = request_id_var.set(request_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            request_id_var.reset(token)
+
+
+class ErrorBoundaryMiddleware:
+    """Turn an exception that no handler took into a logged 500 problem JSON carrying the
+    request id, inside the other middleware (so the answer still gets ``X-Request-ID``, the
+    security headers and a metric). A 500 is always a bug (API.md section 7)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            request_id = scope.get("state", {}).get("request_id", "-")
+            log.exception("unhandled error in %s %s", scope["method"], scope["path"])
+            if started:
+                raise
+            response = problem(
+                500, f"Internal error; quote request id {request_id}.", request_id=request_id
+            )
+            await response(scope, receive, send)
+
+
+class TimeoutMiddleware:
+    """Answer 503 problem JSON (with ``Retry-After``) to a request not answered within
+    ``seconds``, cancelling its work; ``seconds`` of 0 disables the limit.
+
+    A request stuck on the database (a lock, a server that accepts connections but does not
+    answer) thus never hangs its client past the limit. Cancelled database connections are
+    terminated by SQLAlchemy's pool, never handed to another request half-used.
+    """
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.seconds:
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            async with asyncio.timeout(self.seconds):
+                await self.app(scope, receive, tracking_send)
+        except TimeoutError:
+            if started:
+                raise
+            log.warning(
+                "request timed out after %s s: %s %s", self.seconds, scope["method"], scope["path"]
+            )
+            response = Unavailable(
+                f"The request took longer than {self.seconds:g} seconds; retry shortly."
+            ).to_response()
+            await response(scope, receive, send)
 
 
 class _BodyTooLarge(Exception):

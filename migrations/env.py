@@ -9,10 +9,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.config import Settings, normalize_database_url
-from app.threads.tables import metadata
+from app.tables import ALL_METADATA
 
 config = context.config
-target_metadata = metadata
+target_metadata = list(ALL_METADATA)
 
 
 def _url() -> str:

@@ -42,8 +42,14 @@ async def database_url(pg_server: str) -> AsyncIterator[str]:
 
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
-    """Settings with a random HS256 secret."""
-    return Settings(database_url=database_url, jwt_secret=secrets.token_urlsafe(48), _env_file=None)  # type: ignore[call-arg]
+    """Settings with a random HS256 secret. Rate limits are off: tests run many requests as one
+    caller; tests/test_abuse.py turns them on for its own app."""
+    return Settings(  # type: ignore[call-arg]
+        database_url=database_url,
+        jwt_secret=secrets.token_urlsafe(48),
+        rate_limit="off",
+        _env_file=None,
+    )
 
 
 @pytest.fixture(scope="session")

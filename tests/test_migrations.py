@@ -12,10 +12,10 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.database import alembic_config, head_revision, migrate
-from app.threads.tables import metadata
+from app.tables import ALL_METADATA
 from tests.database import create_database, drop_database
 
-TABLES = {"threads", "thread_messages", "thread_commits"}
+TABLES = {"threads", "thread_messages", "thread_commits", "audit_events"}
 
 
 async def _tables(url: str) -> set[str]:
@@ -47,7 +47,7 @@ async def test_table_definitions_match_the_migrated_schema(database_url: str) ->
 
     def diff(connection: Connection) -> list[object]:
         context = MigrationContext.configure(connection)
-        return list(compare_metadata(context, metadata))
+        return list(compare_metadata(context, list(ALL_METADATA)))  # type: ignore[arg-type]
 
     try:
         async with engine.connect() as conn:
@@ -57,5 +57,5 @@ async def test_table_definitions_match_the_migrated_schema(database_url: str) ->
     assert differences == []
 
 
-def test_head_revision_is_0002() -> None:
-    assert head_revision() == "0002"
+def test_head_revision_is_0003() -> None:
+    assert head_revision() == "0003"

@@ -4,14 +4,7 @@ streaming behave differently over real HTTP than through ASGITransport."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,66 +14,24 @@ from app.auth import create_token
 from app.config import Settings
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory, load_thread, real_threads
+from tests.servers import uvicorn_server
 
 BODY_LIMIT = 1_000_000
-STARTUP_SECONDS = 30.0
-MAIN = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
 def server(database_url: str, settings: Settings) -> Iterator[str]:
     """Base URL of a uvicorn process serving the app, with a 1 MB body limit."""
     assert settings.jwt_secret is not None
-    port = free_port()
     env = {
-        **os.environ,
         "LOOMSYNC_DATABASE_URL": database_url,
         "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
         "LOOMSYNC_MAX_BODY_BYTES": str(BODY_LIMIT),
         "LOOMSYNC_LOG_LEVEL": "warning",
+        "LOOMSYNC_RATE_LIMIT": "off",
     }
-    command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=MAIN, env=env, stdout=log, stderr=log)
-        try:
-            base_url = f"http://127.0.0.1:{port}"
-            wait_until_ready(process, base_url, log)
-            yield base_url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def wait_until_ready(process: subprocess.Popen[bytes], base_url: str, log: Any) -> None:
-    """Poll ``/health/ready`` until 200, the process exits, or the deadline passes."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    with httpx.Client(base_url=base_url, timeout=2) as client:
-        while time.monotonic() < deadline:
-            try:
-                if client.get("/health/ready").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            try:
-                process.wait(timeout=0.05)  # a pause that also notices an early exit
-            except subprocess.TimeoutExpired:
-                continue
-            break
-    log.seek(0)
-    output = log.read().decode(errors="replace")
-    pytest.fail(f"uvicorn did not become ready (exit code {process.poll()}):\n{output}")
+    with uvicorn_server(env) as running:
+        yield running.base_url
 
 
 @pytest.fixture
@@ -145,6 +96,9 @@ def test_body_over_limit_with_content_length_is_413(
     problem = assert_problem(response, 413)
     assert problem["code"] == "payload_too_large"
     assert response.headers["x-request-id"]
+    # answered before routing, and still with the security headers
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cache-control"] == "no-store"
 
 
 def test_chunked_body_over_limit_is_413_before_it_is_all_sent(

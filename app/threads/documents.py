@@ -19,8 +19,9 @@ from typing import Any
 
 from app.errors import BadRequest
 from app.threads.indexing import clean, message_texts
+from app.times import rfc3339
 from loomsync.ids import ThreadId
-from loomsync.model import SERVER_FIELDS, Thread, format_utc
+from loomsync.model import SERVER_FIELDS, Thread
 
 #: Fields kept in columns, not in the stored document: set or owned by the server.
 COLUMN_FIELDS = (
@@ -175,9 +176,9 @@ def render_thread(row: Any, document_text: str, messages_text: str | None) -> by
     head = {
         "id": ThreadId.from_uuid(row.id),
         "version": row.version,
-        "created_at": format_utc(row.created_at),
-        "updated_at": format_utc(row.updated_at),
-        "last_activity_at": format_utc(row.last_activity_at),
+        "created_at": rfc3339(row.created_at),
+        "updated_at": rfc3339(row.updated_at),
+        "last_activity_at": rfc3339(row.last_activity_at),
         **doc,
         "owner_id": row.owner_id,
         "org_id": row.org_id,
@@ -212,15 +213,15 @@ def summary(row: Any) -> dict[str, Any]:
         "org_id": row.org_id,
         "version": row.version,
         "message_count": row.message_count,
-        "created_at": format_utc(row.created_at),
-        "last_activity_at": format_utc(row.last_activity_at),
+        "created_at": rfc3339(row.created_at),
+        "last_activity_at": rfc3339(row.last_activity_at),
         "archived_at": as_timestamp(row.archived_at),
     }
 
 
 def as_timestamp(value: datetime | None) -> str | None:
     """RFC 3339 UTC ``Z`` text, or None."""
-    return format_utc(value) if value is not None else None
+    return rfc3339(value) if value is not None else None
 
 
 def changed_indexes(old_hashes: Sequence[bytes], new: Sequence[PreparedMessage]) -> list[int]:

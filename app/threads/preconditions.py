@@ -10,7 +10,8 @@ from app.errors import BadRequest
 #: Versions are PostgreSQL ``integer``s; a larger base can match no stored version.
 MAX_VERSION = 2**31 - 1
 
-_MEMBER = re.compile(r'\s*(?:(W/)?"(\d{1,18})"|(\d{1,18}))\s*')
+#: One list member; HTTP's optional whitespace is spaces and tabs only (RFC 9110 §5.6.3).
+_MEMBER = re.compile(r'[ \t]*(?:(W/)?"([0-9]{1,18})"|([0-9]{1,18}))[ \t]*')
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,7 @@ def parse_if_match(header: str | list[str] | None) -> Precondition | None:
         if not header:
             return None
         header = ", ".join(header)
-    if header.strip() == "*":
+    if header.strip(" \t") == "*":
         return Precondition(versions=frozenset(), any_version=True)
     versions: set[int] = set()
     members = header.split(",")

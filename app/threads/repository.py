@@ -1,4 +1,6 @@
-"""Every SQL statement about threads.
+"""Every SQL statement that writes threads; the reads live beside it (``reads.py`` one thread,
+``listing.py`` pages of them, ``messages.py`` message and commit rows, ``search.py`` search) and
+the ones routes need are re-exported here, so routes call one module.
 
 Writes follow one pattern: a single statement checks the version, the caller's write access and
 that the thread is not deleted, and claims the new version (``UPDATE … WHERE version = ANY(:base)
@@ -21,74 +23,35 @@ from sqlalchemy import (
     Row,
     Text,
     cast,
-    delete,
     func,
     literal,
     select,
-    text,
     true,
-    tuple_,
     update,
 )
-from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.audit.context import AuditContext
 from app.auth import Principal
 from app.errors import Conflict, Forbidden, Gone, NotFound, PayloadTooLarge
-from app.threads.access import AccessFacts, can_read, can_write, readable, writable
+from app.threads import auditing
+from app.threads import messages as rows
+from app.threads.access import can_read, can_write, writable
 from app.threads.documents import (
     PreparedMessage,
-    changed_indexes,
-    commit_shas,
     derived_columns,
     dump_json,
-    render_thread,
 )
-from app.threads.indexing import MESSAGE_VECTOR_SQL, thread_texts, weighted
+from app.threads.indexing import thread_texts, weighted
+from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
-from app.threads.tables import thread_commits, thread_messages, threads
+from app.threads.reads import facts as access_facts
+from app.threads.reads import load_readable, load_row, read_thread, render, render_row
+from app.threads.tables import threads
 
 ARCHIVED_AT = threads.c.archived_at
 MESSAGE_COUNT = threads.c.message_count
-
-_MESSAGES_TEXT = (
-    select(
-        func.string_agg(
-            thread_messages.c.body.cast(Text),
-            aggregate_order_by(literal(","), thread_messages.c.seq),
-        )
-    )
-    .where(thread_messages.c.thread_id == threads.c.id)
-    .scalar_subquery()
-)
-
-_UNNEST = (
-    "unnest(CAST(:seqs AS integer[]), CAST(:roles AS text[]), CAST(:bodies AS text[]),"
-    " CAST(:hashes AS bytea[]), CAST(:content_texts AS text[]), CAST(:tool_texts AS text[]))"
-    " AS u(seq, role, body, content_hash, content_text, tool_text)"
-)
-_INSERT_MESSAGES = text(
-    "INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)"
-    f" SELECT CAST(:thread_id AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL}"
-    f" FROM {_UNNEST}"
-)
-_UPDATE_MESSAGES = text(
-    "UPDATE thread_messages AS m SET role = u.role, body = CAST(u.body AS json),"
-    f" content_hash = u.content_hash, search_vector = {MESSAGE_VECTOR_SQL}"
-    f" FROM {_UNNEST} WHERE m.thread_id = CAST(:thread_id AS uuid) AND m.seq = u.seq"
-)
-
-
-def _message_params(thread_id: uuid.UUID, messages: Sequence[PreparedMessage]) -> dict[str, Any]:
-    return {
-        "thread_id": thread_id,
-        "seqs": [m.seq for m in messages],
-        "roles": [m.role for m in messages],
-        "bodies": [m.body for m in messages],
-        "hashes": [m.content_hash for m in messages],
-        "content_texts": [m.content_text for m in messages],
-        "tool_texts": [m.tool_text for m in messages],
-    }
 
 
 def _document_values(doc: dict[str, Any]) -> dict[str, Any]:
@@ -107,41 +70,6 @@ def _version_matches(precondition: Precondition | None) -> ColumnElement[bool]:
     return threads.c.version.in_(sorted(precondition.versions))
 
 
-def _facts(row: Any) -> AccessFacts:
-    return AccessFacts(row.owner_id, row.org_id, row.visibility, row.is_shared_with_support)
-
-
-async def _load(
-    session: AsyncSession, thread_id: uuid.UUID, *, with_messages: bool
-) -> Row[Any] | None:
-    columns: list[Any] = [threads, threads.c.document.cast(Text).label("document_text")]
-    if with_messages:
-        columns.append(_MESSAGES_TEXT.label("messages_text"))
-    result = await session.execute(select(*columns).where(threads.c.id == thread_id))
-    return result.first()
-
-
-def _render(row: Any) -> bytes:
-    return render_thread(row, row.document_text, getattr(row, "messages_text", None))
-
-
-async def read_thread(
-    session: AsyncSession, principal: Principal, thread_id: uuid.UUID
-) -> tuple[bytes, int]:
-    """The thread as output JSON bytes and its version.
-
-    Raises:
-        NotFound: no such thread, or the caller may not read it.
-        Gone: the thread was deleted.
-    """
-    row = await _load(session, thread_id, with_messages=True)
-    if row is None or not can_read(principal, _facts(row)):
-        raise NotFound("No such thread.")
-    if row.deleted_at is not None:
-        raise Gone("The thread was deleted.")
-    return _render(row), row.version
-
-
 async def _refusal(
     session: AsyncSession,
     principal: Principal,
@@ -155,7 +83,7 @@ async def _refusal(
     4 and 5). A missing thread is 404, except for a create (POST) and a replace (PUT), where it
     is a version conflict with server version 0."""
     await session.rollback()
-    row = await _load(session, thread_id, with_messages=True)
+    row = await load_row(session, thread_id, with_messages=True)
     client_version = precondition.client_version if precondition else None
     if row is None:
         if not (creating or replacing):
@@ -166,14 +94,14 @@ async def _refusal(
             client_version=client_version,
             current=None,
         )
-    facts = _facts(row)
+    facts = access_facts(row)
     readable_now = can_read(principal, facts) and row.deleted_at is None
     if creating:
         return Conflict(
             "A thread with this id already exists (ids are never reused).",
             server_version=row.version if readable_now else None,
             client_version=client_version,
-            current=json.loads(_render(row)) if readable_now else None,
+            current=json.loads(render_row(row)) if readable_now else None,
         )
     if not can_read(principal, facts):
         return NotFound("No such thread.")
@@ -186,57 +114,13 @@ async def _refusal(
         f"{precondition.describe() if precondition else 'no version'}.",
         server_version=row.version,
         client_version=client_version,
-        current=json.loads(_render(row)),
+        current=json.loads(render_row(row)),
     )
-
-
-async def _write_commits(
-    session: AsyncSession, thread_id: uuid.UUID, doc: dict[str, Any], *, replace: bool
-) -> None:
-    if replace:
-        await session.execute(delete(thread_commits).where(thread_commits.c.thread_id == thread_id))
-    shas = commit_shas(doc)
-    if shas:
-        stmt = text(
-            "INSERT INTO thread_commits (thread_id, sha)"
-            " SELECT CAST(:thread_id AS uuid), s FROM unnest(CAST(:shas AS text[])) AS s"
-            " ON CONFLICT DO NOTHING"
-        )
-        await session.execute(stmt, {"thread_id": thread_id, "shas": shas})
-
-
-async def _insert_messages(
-    session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
-) -> None:
-    if messages:
-        await session.execute(_INSERT_MESSAGES, _message_params(thread_id, messages))
-
-
-async def _replace_messages(
-    session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
-) -> None:
-    """Make the stored messages equal ``messages``, rewriting only rows whose hash changed."""
-    result = await session.execute(
-        select(thread_messages.c.content_hash)
-        .where(thread_messages.c.thread_id == thread_id)
-        .order_by(thread_messages.c.seq)
-    )
-    old_hashes = [bytes(h) for h in result.scalars()]
-    changed = [messages[i] for i in changed_indexes(old_hashes, messages)]
-    if changed:
-        await session.execute(_UPDATE_MESSAGES, _message_params(thread_id, changed))
-    if len(old_hashes) > len(messages):
-        await session.execute(
-            delete(thread_messages).where(
-                thread_messages.c.thread_id == thread_id, thread_messages.c.seq >= len(messages)
-            )
-        )
-    await _insert_messages(session, thread_id, messages[len(old_hashes) :])
 
 
 async def create_or_replace(
     session: AsyncSession,
-    principal: Principal,
+    audit: AuditContext,
     thread_id: uuid.UUID,
     doc: dict[str, Any],
     messages: Sequence[PreparedMessage],
@@ -251,12 +135,15 @@ async def create_or_replace(
     ``created_at`` and ``last_activity_at`` (datetimes). A base version of 0 creates; another
     base replaces when it equals the stored version.
 
+    A create, and a replace that changes visibility or support sharing, leave audit events.
+
     Returns:
         (output JSON bytes, new version, created?)
 
     Raises:
         Conflict, NotFound, Forbidden, Gone: see :func:`_refusal`.
     """
+    principal = audit.principal
     if principal.user_id is None:
         raise AssertionError("writes need an authenticated principal")
     values = _document_values(doc)
@@ -288,10 +175,17 @@ async def create_or_replace(
         frozenset(v for v in precondition.versions if v), precondition.any_version
     )
     if claimed is None and allow_replace and (nonzero.versions or nonzero.any_version):
+        # The row as it was, locked: the statement returns the sharing before and after the write.
+        old = (
+            select(threads.c.id, threads.c.visibility, threads.c.is_shared_with_support)
+            .where(threads.c.id == thread_id)
+            .with_for_update()
+            .subquery("old")
+        )
         stmt_update = (
             update(threads)
             .where(
-                threads.c.id == thread_id,
+                threads.c.id == old.c.id,
                 threads.c.deleted_at.is_(None),
                 writable(principal),
                 _version_matches(nonzero),
@@ -304,7 +198,11 @@ async def create_or_replace(
                 message_count=len(messages),
                 **values,
             )
-            .returning(threads.c.version)
+            .returning(
+                threads.c.version,
+                old.c.visibility.label("old_visibility"),
+                old.c.is_shared_with_support.label("old_shared"),
+            )
         )
         claimed = (await session.execute(stmt_update)).first()
     if claimed is None:
@@ -316,14 +214,18 @@ async def create_or_replace(
             creating=not allow_replace,
             replacing=allow_replace,
         )
+    sharing = (values["visibility"], values["is_shared_with_support"])
     if created:
-        await _insert_messages(session, thread_id, messages)
+        await auditing.created(session, audit, thread_id, *sharing)
+        await rows.insert_messages(session, thread_id, messages)
     else:
-        await _replace_messages(session, thread_id, messages)
-    await _write_commits(session, thread_id, doc, replace=not created)
-    row = await _load(session, thread_id, with_messages=True)
+        before = (claimed.old_visibility, claimed.old_shared)
+        await auditing.sharing_changed(session, audit, thread_id, before, sharing)
+        await rows.replace_messages(session, thread_id, messages)
+    await rows.write_commits(session, thread_id, doc, replace=not created)
+    row = await load_row(session, thread_id, with_messages=True)
     assert row is not None
-    body = _render(row)
+    body = render_row(row)
     await session.commit()
     return body, claimed.version, created
 
@@ -367,14 +269,27 @@ async def store_document(
         update(threads).where(threads.c.id == thread_id).values(**_document_values(doc))
     )
     if commits_changed:
-        await _write_commits(session, thread_id, doc, replace=False)
+        await rows.write_commits(session, thread_id, doc, replace=False)
+
+
+async def audit_sharing(
+    session: AsyncSession,
+    audit: AuditContext,
+    thread_id: uuid.UUID,
+    claimed: Row[Any],
+    doc: dict[str, Any],
+) -> None:
+    """Audit events for a PATCH: ``claimed`` is the row :func:`claim` returned (sharing columns
+    as they were, under the row lock), ``doc`` the document being stored."""
+    before = (claimed.visibility, claimed.is_shared_with_support)
+    await auditing.sharing_changed(session, audit, thread_id, before, auditing.sharing_of(doc))
 
 
 async def append_messages(
-    session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
+    session: AsyncSession, thread_id: uuid.UUID, prepared: Sequence[PreparedMessage]
 ) -> None:
-    """Insert ``messages`` (numbered after those already stored); costs O(appended), not O(thread)."""
-    await _insert_messages(session, thread_id, messages)
+    """Insert messages (numbered after those already stored); costs O(appended), not O(thread)."""
+    await rows.insert_messages(session, thread_id, prepared)
 
 
 def check_message_limit(count: int, limit: int) -> None:
@@ -385,39 +300,17 @@ def check_message_limit(count: int, limit: int) -> None:
         )
 
 
-async def render(session: AsyncSession, thread_id: uuid.UUID) -> bytes:
-    """The output document of a thread, read inside the current transaction."""
-    row = await _load(session, thread_id, with_messages=True)
-    assert row is not None
-    return _render(row)
-
-
-async def load_readable(
-    session: AsyncSession, principal: Principal, thread_id: uuid.UUID
-) -> Row[Any]:
-    """A thread row the caller may read and that is not deleted.
-
-    Raises:
-        NotFound, Gone.
-    """
-    row = await _load(session, thread_id, with_messages=False)
-    if row is None or not can_read(principal, _facts(row)):
-        raise NotFound("No such thread.")
-    if row.deleted_at is not None:
-        raise Gone("The thread was deleted.")
-    return row
-
-
 async def insert_fork(
     session: AsyncSession,
-    principal: Principal,
+    audit: AuditContext,
     source: Row[Any],
     new_id: uuid.UUID,
     doc: dict[str, Any],
     up_to: int,
 ) -> bytes:
     """Create thread ``new_id`` owned by the caller from ``doc`` and the source's first ``up_to``
-    messages, copied inside PostgreSQL."""
+    messages, copied inside PostgreSQL; audited as a fork of the source."""
+    principal = audit.principal
     assert principal.user_id is not None
     await session.execute(
         insert(threads).values(
@@ -432,15 +325,9 @@ async def insert_fork(
             **_document_values(doc),
         )
     )
-    await session.execute(
-        text(
-            "INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)"
-            " SELECT CAST(:new_id AS uuid), seq, role, body, content_hash, search_vector"
-            " FROM thread_messages WHERE thread_id = CAST(:source_id AS uuid) AND seq < :up_to"
-        ),
-        {"new_id": new_id, "source_id": source.id, "up_to": up_to},
-    )
-    await _write_commits(session, new_id, doc, replace=False)
+    await rows.copy_messages(session, source.id, new_id, up_to)
+    await rows.write_commits(session, new_id, doc, replace=False)
+    await auditing.forked(session, audit, source.id, source.version, new_id, up_to)
     body = await render(session, new_id)
     await session.commit()
     return body
@@ -448,53 +335,19 @@ async def insert_fork(
 
 async def soft_delete(
     session: AsyncSession,
-    principal: Principal,
+    audit: AuditContext,
     thread_id: uuid.UUID,
     precondition: Precondition | None,
 ) -> None:
-    """Mark a thread deleted (owner or admin). Raises as :func:`claim` does."""
-    await claim(session, principal, thread_id, precondition, deleted_at=func.now())
+    """Mark a thread deleted (owner or admin), audited. Raises as :func:`claim` does."""
+    await claim(session, audit.principal, thread_id, precondition, deleted_at=func.now())
+    await auditing.deleted(session, audit, thread_id)
     await session.commit()
-
-
-async def list_threads(
-    session: AsyncSession,
-    principal: Principal,
-    *,
-    scope: str,
-    archived: str,
-    workspace: str | None,
-    after: tuple[Any, uuid.UUID] | None,
-    limit: int,
-) -> list[Row[Any]]:
-    """Up to ``limit`` + 1 thread rows, newest ``last_activity_at`` first, keyset-paginated
-    after ``after`` = (last_activity_at, id) of the previous page's last row."""
-    conditions: list[ColumnElement[bool]] = [threads.c.deleted_at.is_(None)]
-    if scope == "mine":
-        if principal.user_id is None:
-            return []
-        conditions.append(threads.c.owner_id == principal.user_id)
-    else:
-        conditions.append(readable(principal))
-    if archived == "false":
-        conditions.append(threads.c.archived_at.is_(None))
-    elif archived == "true":
-        conditions.append(threads.c.archived_at.is_not(None))
-    if workspace is not None:
-        conditions.append(threads.c.workspace_root == workspace)
-    if after is not None:
-        conditions.append(tuple_(threads.c.last_activity_at, threads.c.id) < tuple_(*after))
-    stmt = (
-        select(*[c for c in threads.c if c.name not in ("document", "search_vector")])
-        .where(*conditions)
-        .order_by(threads.c.last_activity_at.desc(), threads.c.id.desc())
-        .limit(limit + 1)
-    )
-    return list((await session.execute(stmt)).all())
 
 
 __all__ = [
     "append_messages",
+    "audit_sharing",
     "check_message_limit",
     "claim",
     "create_or_replace",

@@ -7,13 +7,15 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import func
 
+from app.audit.context import AuditContext, AuditDep
 from app.auth import CurrentPrincipal, Principal
 from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
+from app.openapi import NON_BLANK_PATTERN
 from app.threads import cursors, repository, search, service
 from app.threads.documents import (
     JsonSyntaxError,
@@ -24,6 +26,7 @@ from app.threads.documents import (
     summary,
 )
 from app.threads.indexing import clean
+from app.threads.params import IfMatch, ThreadIdPath
 from app.threads.preconditions import Precondition, etag, parse_if_match
 from app.threads.schemas import (
     AppendRequest,
@@ -72,16 +75,12 @@ async def _json_body(request: Request) -> Any:
 
 Writer = Annotated[Principal, Depends(_writer)]
 JsonBody = Annotated[Any, Depends(_json_body)]
-IfMatch = Annotated[
-    list[str] | None,
-    Header(alias="If-Match", description='"<version>", a comma list of them, or *'),
-]
 
 
-def _body_ref(name: str) -> dict[str, Any]:
+def _body_ref(name: str, *, required: bool = True) -> dict[str, Any]:
     return {
         "requestBody": {
-            "required": True,
+            "required": required,
             "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
         }
     }
@@ -99,7 +98,7 @@ def _object(raw: Any) -> dict[str, Any]:
 async def _store_whole(
     session: SessionDep,
     settings: Settings,
-    principal: Principal,
+    audit: AuditContext,
     raw: Any,
     url_id: ThreadId | None,
     if_match: list[str] | None,
@@ -112,7 +111,7 @@ async def _store_whole(
     precondition = parse_if_match(if_match) or Precondition.exactly(thread.version)
     body, version, created = await repository.create_or_replace(
         session,
-        principal,
+        audit,
         thread_id.uuid,
         storable_document(thread),
         prepare_messages(raw_messages),
@@ -136,19 +135,18 @@ async def _store_whole(
 async def create_thread(
     session: SessionDep,
     settings: SettingsDep,
-    principal: Writer,
+    _: Writer,
+    audit: AuditDep,
     raw: JsonBody,
     if_match: IfMatch = None,
 ) -> Response:
     """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
     the base version (If-Match or ``version``) is not 0."""
-    return await _store_whole(
-        session, settings, principal, raw, None, if_match, allow_replace=False
-    )
+    return await _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False)
 
 
 @router.put(
-    "/{thread_id}",
+    "/{thread_id:thread_id}",
     response_model=ThreadOut,
     status_code=200,
     responses={
@@ -158,16 +156,17 @@ async def create_thread(
     openapi_extra=_body_ref("Thread"),
 )
 async def put_thread(
-    thread_id: str,
+    thread_id: ThreadIdPath,
     session: SessionDep,
     settings: SettingsDep,
-    principal: Writer,
+    _: Writer,
+    audit: AuditDep,
     raw: JsonBody,
     if_match: IfMatch = None,
 ) -> Response:
     """Create (201) or replace (200) the whole thread; base version from If-Match or ``version``."""
     return await _store_whole(
-        session, settings, principal, raw, _thread_id(thread_id), if_match, allow_replace=True
+        session, settings, audit, raw, _thread_id(thread_id), if_match, allow_replace=True
     )
 
 
@@ -180,7 +179,13 @@ async def search_threads(
     session: SessionDep,
     settings: SettingsDep,
     principal: CurrentPrincipal,
-    q: Annotated[str, Query(description="Words to find (1-1000 characters); blank is 400.")],
+    q: Annotated[
+        str,
+        Query(
+            description="Words to find (1-1000 characters); blank is 400.",
+            json_schema_extra={"pattern": NON_BLANK_PATTERN},
+        ),
+    ],
     syntax: Annotated[Literal["plain", "web"], Query()] = "plain",
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
@@ -223,18 +228,20 @@ async def search_threads(
 
 
 @router.get(
-    "/{thread_id}",
+    "/{thread_id:thread_id}",
     response_model=ThreadOut,
     responses=problem_responses(400, 401, 404, 410, 503),
 )
-async def get_thread(thread_id: str, session: SessionDep, principal: CurrentPrincipal) -> Response:
+async def get_thread(
+    thread_id: ThreadIdPath, session: SessionDep, principal: CurrentPrincipal
+) -> Response:
     """Read one thread, with ``ETag: "<version>"``."""
     body, version = await repository.read_thread(session, principal, _thread_id(thread_id).uuid)
     return json_response(body, headers={"ETag": etag(version)})
 
 
 @router.patch(
-    "/{thread_id}",
+    "/{thread_id:thread_id}",
     response_model=ThreadOut,
     responses=problem_responses(400, 401, 403, 404, 409, 410, 422, 503),
     openapi_extra={
@@ -250,7 +257,12 @@ async def get_thread(thread_id: str, session: SessionDep, principal: CurrentPrin
     },
 )
 async def patch_thread(
-    thread_id: str, session: SessionDep, principal: Writer, raw: JsonBody, if_match: IfMatch = None
+    thread_id: ThreadIdPath,
+    session: SessionDep,
+    principal: Writer,
+    audit: AuditDep,
+    raw: JsonBody,
+    if_match: IfMatch = None,
 ) -> Response:
     """JSON merge patch (RFC 7396) of metadata, visibility, is_shared_with_support, archived."""
     tid = _thread_id(thread_id)
@@ -264,19 +276,20 @@ async def patch_thread(
     row = await repository.claim(session, principal, tid.uuid, parse_if_match(if_match), **values)
     doc = service.apply_patch(json.loads(row.document_text), raw_patch, patch)
     await repository.store_document(session, tid.uuid, doc, commits_changed=False)
+    await repository.audit_sharing(session, audit, tid.uuid, row, doc)
     body = await repository.render(session, tid.uuid)
     await session.commit()
     return json_response(body, headers={"ETag": etag(row.version)})
 
 
 @router.post(
-    "/{thread_id}/messages",
+    "/{thread_id:thread_id}/messages",
     response_model=AppendResult,
     responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 428, 503),
     openapi_extra=_body_ref("AppendRequest"),
 )
 async def append_messages(
-    thread_id: str,
+    thread_id: ThreadIdPath,
     session: SessionDep,
     settings: SettingsDep,
     principal: Writer,
@@ -309,14 +322,18 @@ async def append_messages(
 
 
 @router.post(
-    "/{thread_id}/fork",
+    "/{thread_id:thread_id}/fork",
     status_code=201,
     response_model=ThreadOut,
     responses=problem_responses(400, 401, 404, 410, 422, 503),
-    openapi_extra=_body_ref("ForkRequest"),
+    openapi_extra=_body_ref("ForkRequest", required=False),
 )
 async def fork_thread(
-    thread_id: str, session: SessionDep, principal: Writer, request: Request
+    thread_id: ThreadIdPath,
+    session: SessionDep,
+    principal: Writer,
+    audit: AuditDep,
+    request: Request,
 ) -> Response:
     """Copy messages ``[0, up_to)`` into a new private thread owned by the caller."""
     tid = _thread_id(thread_id)
@@ -331,21 +348,25 @@ async def fork_thread(
         )
     new_id = ThreadId.new()
     doc = service.fork_document(source.document_text, tid, source.version)
-    body = await repository.insert_fork(session, principal, source, new_id.uuid, doc, up_to)
+    body = await repository.insert_fork(session, audit, source, new_id.uuid, doc, up_to)
     return json_response(body, 201, {"ETag": etag(1), "Location": f"/api/threads/{new_id}"})
 
 
 @router.delete(
-    "/{thread_id}",
+    "/{thread_id:thread_id}",
     status_code=204,
     responses=problem_responses(400, 401, 403, 404, 409, 410, 503),
 )
 async def delete_thread(
-    thread_id: str, session: SessionDep, principal: Writer, if_match: IfMatch = None
+    thread_id: ThreadIdPath,
+    session: SessionDep,
+    _: Writer,
+    audit: AuditDep,
+    if_match: IfMatch = None,
 ) -> Response:
     """Soft delete: the thread disappears from every read and its id is never reused."""
     await repository.soft_delete(
-        session, principal, _thread_id(thread_id).uuid, parse_if_match(if_match)
+        session, audit, _thread_id(thread_id).uuid, parse_if_match(if_match)
     )
     return Response(status_code=204)
 

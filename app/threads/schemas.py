@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic.json_schema import SkipJsonSchema
 
+from app.problems import FieldError, Problem
+from app.problems import problem_responses as _problem_responses
 from loomsync.model import AgentState, Message, Thread, UtcDatetime, Visibility
 
 Scope = Literal["mine", "visible"]
@@ -99,15 +102,21 @@ class AppendResult(BaseModel):
     message_count: int
 
 
+def _no_default(schema: dict[str, Any]) -> None:
+    """Drop ``default: null`` from a field whose schema does not allow null."""
+    schema.pop("default", None)
+
+
 class ThreadPatch(BaseModel):
     """JSON merge patch (RFC 7396) of the fields API.md §6 lets PATCH change (strict types)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    metadata: dict[str, Any] | None = None
-    visibility: Visibility | None = None
-    is_shared_with_support: bool | None = None
-    archived: bool | None = None
+    # Absent means "leave as is"; null is refused (422), so the schema does not offer it.
+    metadata: dict[str, Any] | SkipJsonSchema[None] = Field(None, json_schema_extra=_no_default)
+    visibility: Visibility | SkipJsonSchema[None] = Field(None, json_schema_extra=_no_default)
+    is_shared_with_support: bool | SkipJsonSchema[None] = Field(None, json_schema_extra=_no_default)
+    archived: bool | SkipJsonSchema[None] = Field(None, json_schema_extra=_no_default)
 
 
 class ForkRequest(BaseModel):
@@ -116,24 +125,6 @@ class ForkRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     up_to: int | None = Field(default=None, ge=0)
-
-
-class FieldError(BaseModel):
-    """One validation error: where (``loc``) and what (``msg``); the input is never echoed."""
-
-    loc: list[str | int]
-    msg: str
-
-
-class Problem(BaseModel):
-    """RFC 9457 problem details, as every error of this API is rendered (API.md §7)."""
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    code: str
-    errors: list[FieldError] | None = None
 
 
 class ConflictProblem(Problem):
@@ -145,26 +136,25 @@ class ConflictProblem(Problem):
 
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """``responses=`` for a route: each status documented with its problem body."""
-    descriptions = {
-        400: "Malformed request (JSON, header, id or cursor)",
-        401: "Missing, invalid or expired bearer token",
-        403: "Readable but not writable by the caller",
-        404: "No such thread, or not readable by the caller",
-        409: "Version conflict; the body holds the current thread",
-        410: "The thread was deleted",
-        413: "Body or message count over the limit",
-        422: "Valid JSON that is not a valid document",
-        428: "If-Match is required",
-        503: "The database is unavailable; retry after Retry-After seconds",
-    }
-    out: dict[int | str, dict[str, Any]] = {}
-    for status in statuses:
-        name = "ConflictProblem" if status == 409 else "Problem"
-        out[status] = {
-            "description": descriptions[status],
-            "content": {
-                "application/problem+json": {"schema": {"$ref": f"#/components/schemas/{name}"}}
-            },
-        }
-    return out
+    """``responses=`` for a thread route: each status with its problem body (409: the
+    ConflictProblem with the current thread)."""
+    return _problem_responses(*statuses, models={409: "ConflictProblem"})
+
+
+__all__ = [
+    "AppendRequest",
+    "AppendResult",
+    "ArchivedFilter",
+    "ConflictProblem",
+    "FieldError",
+    "ForkRequest",
+    "Problem",
+    "Scope",
+    "SearchHit",
+    "SearchPage",
+    "ThreadOut",
+    "ThreadPage",
+    "ThreadPatch",
+    "ThreadSummary",
+    "problem_responses",
+]

@@ -22,12 +22,39 @@ def validate(model: type[M], raw: Any) -> M:
         ValidationFailed: 422 listing at most 20 ``{loc, msg}`` (input never echoed).
     """
     try:
-        return model.model_validate(raw)
+        return model.model_validate(_integral_numbers(raw))
     except ValidationError as exc:
         errors = validation_errors(exc.errors(include_url=False, include_input=False))
         for err in errors:
             err["loc"] = ["body", *err["loc"]]
         raise ValidationFailed("The body is not a valid document.", errors=errors) from None
+    except OverflowError:  # a timestamp whose offset takes it past year 1 or 9999 in UTC
+        raise _refuse(["body"], "a timestamp is out of range once converted to UTC") from None
+
+
+#: Integer fields of the documents (JSON Schema "integer"): ``5.0`` is the integer 5 there.
+_INTEGER_FIELDS = ("version", "up_to")
+
+
+def _integral_numbers(raw: Any) -> Any:
+    """``raw`` with integral floats (``5.0``) in the known integer fields made ints, since JSON
+    (and so the OpenAPI schema) does not tell 5.0 from 5. Unknown fields are left alone."""
+    if not isinstance(raw, dict):
+        return raw
+    out = dict(raw)
+    for key in _INTEGER_FIELDS:
+        if key in out:
+            out[key] = _as_int(out[key])
+    state = out.get("agent_state")
+    if isinstance(state, dict) and "retries" in state:
+        out["agent_state"] = {**state, "retries": _as_int(state["retries"])}
+    return out
+
+
+def _as_int(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _refuse(loc: list[str | int], msg: str) -> ValidationFailed:

@@ -1,0 +1,153 @@
+"""Prometheus metrics (``GET /metrics``) and one access-log line per request.
+
+- ``loomsync_http_requests_total{method, route, status}``: requests answered;
+- ``loomsync_http_request_duration_seconds{method, route, status}``: time to the last byte;
+- ``loomsync_http_requests_in_progress``: requests being served now;
+- ``loomsync_db_pool_*``: the connection pool, read at scrape time.
+
+``route`` is the route template (``/api/threads/{thread_id}``), never the raw path, so that
+thread ids do not explode the number of series; paths no route matches count as ``unmatched``.
+Each app has its own registry: the numbers are this process's (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.routes import template_of
+
+access_log = logging.getLogger("app.access")
+
+#: Paths whose access lines are logged at DEBUG only (probes and scrapes run every few seconds).
+QUIET_PATHS = frozenset({"/health", "/health/ready", "/metrics"})
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class PoolCollector(Collector):
+    """Gauges of the engine's connection pool, read when Prometheus scrapes."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """Yield size, checked-out, idle and overflow connection counts."""
+        pool: Any = self.engine.sync_engine.pool
+        for name, doc, read in (
+            ("size", "Configured pool size (LOOMSYNC_DB_POOL_SIZE)", "size"),
+            ("checked_out", "Connections in use by requests", "checkedout"),
+            ("checked_in", "Idle connections in the pool", "checkedin"),
+            (
+                "overflow",
+                "Connections open beyond the pool size (negative: not yet opened)",
+                "overflow",
+            ),
+        ):
+            getter = getattr(pool, read, None)
+            if getter is not None:
+                yield GaugeMetricFamily(f"loomsync_db_pool_{name}", doc, value=float(getter()))
+
+
+class Metrics:
+    """The metric objects of one app, in a registry of its own."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.registry = CollectorRegistry()
+        labels = ("method", "route", "status")
+        self.requests = Counter(
+            "loomsync_http_requests",
+            "HTTP requests answered, by method, route template and status",
+            labels,
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "loomsync_http_request_duration_seconds",
+            "Time from the request's arrival to the response's last byte",
+            labels,
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.in_progress = Gauge(
+            "loomsync_http_requests_in_progress",
+            "HTTP requests being served",
+            registry=self.registry,
+        )
+        self.registry.register(PoolCollector(engine))
+
+    def render(self) -> bytes:
+        """The text exposition format of every metric."""
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware:
+    """Counts and times every HTTP request, and writes its access-log line."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: list[BaseRoute]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        self.metrics.in_progress.inc()
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            self.metrics.in_progress.dec()
+            self._record(scope, status, time.perf_counter() - started)
+
+    def _record(self, scope: Scope, status: int, seconds: float) -> None:
+        method = scope["method"]
+        route = template_of(self.routes, scope) or "unmatched"
+        labels = (method, route, str(status))
+        self.metrics.requests.labels(*labels).inc()
+        self.metrics.latency.labels(*labels).observe(seconds)
+        client = scope.get("client")
+        access_log.log(
+            logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO,
+            "%s %s %s %.1f ms",
+            method,
+            scope["path"],
+            status,
+            seconds * 1000,
+            extra={
+                "method": method,
+                "path": scope["path"],
+                "route": route,
+                "status": status,
+                "duration_ms": round(seconds * 1000, 3),
+                "client": client[0] if client else None,
+            },
+        )
+
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    """Prometheus text exposition of this process's metrics."""
+    registry: Metrics = request.app.state.metrics
+    return Response(registry.render(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,138 @@
+"""The OpenAPI document (``/openapi.json``), made to describe what the server really does.
+
+FastAPI's generated document is completed here (schemathesis, run in CI by
+tests/test_schema_fuzz.py, checks every answer against it):
+
+- body and problem models that routes parse or render themselves are registered;
+- FastAPI's 422 schema is replaced by problem JSON (API.md §7);
+- answers that middleware or shared dependencies give on any route are listed on every route
+  they can reach: 401 (bad token) and 429 (rate limit) on ``/api``, 413 wherever a body is
+  read, 503 (database down, request timed out) everywhere but ``/health``; 429 and 503 with
+  ``Retry-After``;
+- inputs are described as strictly as the server checks them: the ``If-Match`` grammar
+  (required on append), a non-blank ``q`` of at most ``LOOMSYNC_MAX_QUERY_CHARS`` characters,
+  non-blank commit SHAs, ``is_private`` only ``false``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import TypeAdapter
+
+from app.config import Settings
+from app.problems import problem_response
+from app.threads.schemas import AppendRequest, ConflictProblem, ForkRequest, Problem, ThreadPatch
+from loomsync.model import Thread
+
+_EXTRA_MODELS: tuple[type[Any], ...] = (
+    Thread,
+    AppendRequest,
+    ThreadPatch,
+    ForkRequest,
+    Problem,
+    ConflictProblem,
+)
+
+#: What Python's ``str.strip()`` removes: a "blank" string holds only these.
+PYTHON_WHITESPACE = (
+    "\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+#: A string holding at least one character that is not whitespace.
+NON_BLANK_PATTERN = f"[^{PYTHON_WHITESPACE}]"
+#: ``T-`` and a canonical lowercase UUID (loomsync.ids.ThreadId); anything else is a 400.
+THREAD_ID_PATTERN = "^T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+#: ``*``, or a comma list of strong, weak or bare version tags (app/threads/preconditions.py).
+_TAG = '(W/)?"[0-9]{1,18}"|[0-9]{1,18}'
+IF_MATCH_PATTERN = f"^[ \\t]*(\\*|({_TAG})[ \\t]*(,[ \\t]*({_TAG})[ \\t]*)*)[ \\t]*$"
+
+_UNGUARDED = frozenset({"/health"})
+
+
+def _problem_422() -> dict[str, Any]:
+    return {
+        "description": "Validation error",
+        "content": {
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+        },
+    }
+
+
+def _register_models(components: dict[str, Any]) -> None:
+    for model in _EXTRA_MODELS:
+        model_schema = TypeAdapter(model).json_schema(ref_template="#/components/schemas/{model}")
+        # Validation-mode definitions replace FastAPI's serialization-mode ones: they describe
+        # input (timestamps as date-time, not any string), and output satisfies them too.
+        for name, definition in model_schema.pop("$defs", {}).items():
+            components[name] = definition
+        components[model.__name__] = model_schema
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    thread = components["Thread"]["properties"]
+    thread["git_commits"]["items"]["pattern"] = NON_BLANK_PATTERN
+    thread["is_private"] = {
+        **thread["is_private"],
+        "enum": [False],
+        "description": "Must be false: private threads never reach the server (API.md §1)",
+    }
+
+
+def _describe_parameters(
+    path: str, method: str, operation: dict[str, Any], settings: Settings
+) -> None:
+    for parameter in operation.get("parameters", []):
+        name, schema = parameter["name"], parameter["schema"]
+        if name == "If-Match":
+            parameter["schema"] = {
+                "type": "string",
+                "pattern": IF_MATCH_PATTERN,
+                "description": schema.get("description", ""),
+            }
+            if path.endswith("/messages") and method == "post":
+                parameter["required"] = True
+        elif name == "q" and path.endswith("/search"):
+            parameter["schema"] = {
+                **schema,
+                "minLength": 1,
+                "maxLength": settings.max_query_chars,
+                "pattern": NON_BLANK_PATTERN,
+            }
+
+
+def _add_shared_responses(path: str, operation: dict[str, Any]) -> None:
+    responses = operation.setdefault("responses", {})
+    if "422" in responses:
+        responses["422"] = _problem_422()
+    shared: list[int] = []
+    if path.startswith("/api/"):
+        shared += [401, 429]
+    if "requestBody" in operation:
+        shared.append(413)
+    if path not in _UNGUARDED:
+        shared.append(503)
+    for status in shared:
+        responses.setdefault(str(status), problem_response(status))
+
+
+def build_openapi(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document of ``app`` (built once, then cached on the app)."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    settings: Settings = app.state.settings
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    _register_models(schema.setdefault("components", {}).setdefault("schemas", {}))
+    for path, operations in schema.get("paths", {}).items():
+        for method, operation in operations.items():
+            _describe_parameters(path, method, operation, settings)
+            _add_shared_responses(path, operation)
+    schema["components"]["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    }
+    schema["security"] = [{"bearer": []}, {}]
+    app.openapi_schema = schema
+    return schema

@@ -1,0 +1,10 @@
+"""Every feature's table metadata, for Alembic (``migrations/env.py``) and the schema tests."""
+
+from __future__ import annotations
+
+from sqlalchemy import MetaData
+
+from app.audit.tables import metadata as audit_metadata
+from app.threads.tables import metadata as threads_metadata
+
+ALL_METADATA: tuple[MetaData, ...] = (threads_metadata, audit_metadata)

@@ -1,0 +1,88 @@
+"""Real uvicorn processes for tests that need real HTTP (STYLE.md "Tests")."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import httpx
+import pytest
+
+STARTUP_SECONDS = 30.0
+MAIN = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Server:
+    """A running uvicorn process: its base URL and the file its output goes to."""
+
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+
+    def output(self) -> str:
+        """Everything the process has written so far."""
+        self.log.flush()
+        with open(self.log.name, "rb") as f:
+            return f.read().decode(errors="replace")
+
+
+def wait_until_ready(server: Server, path: str = "/health/ready") -> None:
+    """Poll ``path`` until 200, the process exits, or the deadline passes (then fail)."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    with httpx.Client(base_url=server.base_url, timeout=2) as client:
+        while time.monotonic() < deadline:
+            try:
+                if client.get(path).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            try:
+                server.process.wait(timeout=0.05)  # a pause that also notices an early exit
+            except subprocess.TimeoutExpired:
+                continue
+            break
+    pytest.fail(
+        f"uvicorn did not become ready (exit code {server.process.poll()}):\n{server.output()}"
+    )
+
+
+@contextlib.contextmanager
+def uvicorn_server(env: dict[str, str], ready_path: str = "/health/ready") -> Iterator[Server]:
+    """Run ``uvicorn app.asgi:create --factory`` with ``LOOMSYNC_*`` settings from ``env`` (on top
+    of this process's environment) until the block ends."""
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    with tempfile.NamedTemporaryFile(prefix="loomsync-uvicorn-", suffix=".log") as log:
+        process = subprocess.Popen(
+            command, cwd=MAIN, env={**os.environ, **env}, stdout=log, stderr=log
+        )
+        server = Server(f"http://127.0.0.1:{port}", process, log)
+        try:
+            wait_until_ready(server, ready_path)
+            yield server
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
