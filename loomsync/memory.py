@@ -6,19 +6,18 @@ from __future__ import annotations
 import builtins
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from loomsync import edits
 from loomsync.errors import ThreadNotFoundError
-from loomsync.model import Thread, Visibility
+from loomsync.model import Thread
 from loomsync.search import search_threads
-from loomsync.store import ThreadRef, read_thread_file
+from loomsync.store import EditingMixin, ThreadRef, read_thread_file
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
 
 
-class MemoryThreadStore:
+class MemoryThreadStore(EditingMixin):
     """A ThreadStore in memory: thread-safe, no files, no network. Copies in and out."""
 
     def __init__(self) -> None:
@@ -53,7 +52,7 @@ class MemoryThreadStore:
         saved = self.save(thread)
         return SyncOutcome(str(saved.id), "local", detail="memory store", thread=saved)
 
-    def _edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread:
+    def edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread:
         with self._guard:
             return self.save(change(self.load(thread_id)))
 
@@ -84,32 +83,6 @@ class MemoryThreadStore:
         with self._guard:
             if self._threads.pop(key, None) is None:
                 raise ThreadNotFoundError(key)
-
-    def archive(self, thread_id: str) -> Thread:
-        """Set ``archived_at``."""
-        return self._edit(thread_id, lambda t: edits.set_archived(t, True))
-
-    def unarchive(self, thread_id: str) -> Thread:
-        """Remove ``archived_at``."""
-        return self._edit(thread_id, lambda t: edits.set_archived(t, False))
-
-    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
-        """Merge-patch the metadata."""
-        return self._edit(thread_id, lambda t: edits.patched_metadata(t, patch))
-
-    def share(
-        self,
-        thread_id: str,
-        *,
-        visibility: Visibility | None = None,
-        shared_with_support: bool | None = None,
-    ) -> Thread:
-        """Change visibility and/or support sharing."""
-        return self._edit(thread_id, lambda t: edits.shared(t, visibility, shared_with_support))
-
-    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
-        """Keep and return a fork."""
-        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
 
     def close(self) -> None:
         """Drop every thread."""

@@ -142,7 +142,45 @@ def read_thread_file(path: Path) -> Thread:
         raise InvalidThreadFileError(path, str(exc)) from None
 
 
-class LocalThreadStore:
+class _Editable(Protocol):
+    def load(self, thread_id: ThreadRef) -> Thread: ...
+    def save(self, thread: Thread) -> Thread: ...
+    def edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread: ...
+
+
+class EditingMixin:
+    """``archive``, ``unarchive``, ``update_metadata``, ``share`` and ``fork`` of a store that
+    has ``load``, ``save`` and ``edit(thread_id, change)`` (read, change, write under its lock);
+    the changes themselves are the pure functions of :mod:`loomsync.edits`."""
+
+    def archive(self: _Editable, thread_id: str) -> Thread:
+        """Set ``archived_at``."""
+        return self.edit(thread_id, lambda t: edits.set_archived(t, True))
+
+    def unarchive(self: _Editable, thread_id: str) -> Thread:
+        """Remove ``archived_at``."""
+        return self.edit(thread_id, lambda t: edits.set_archived(t, False))
+
+    def update_metadata(self: _Editable, thread_id: str, patch: Mapping[str, Any]) -> Thread:
+        """Merge-patch the metadata (see :func:`loomsync.edits.patched_metadata`)."""
+        return self.edit(thread_id, lambda t: edits.patched_metadata(t, patch))
+
+    def share(
+        self: _Editable,
+        thread_id: str,
+        *,
+        visibility: Visibility | None = None,
+        shared_with_support: bool | None = None,
+    ) -> Thread:
+        """Change visibility and/or support sharing."""
+        return self.edit(thread_id, lambda t: edits.shared(t, visibility, shared_with_support))
+
+    def fork(self: _Editable, thread_id: str, *, up_to: int | None = None) -> Thread:
+        """Save and return a fork (see :func:`loomsync.edits.forked`)."""
+        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
+
+
+class LocalThreadStore(EditingMixin):
     """Threads as files in one folder (default ``$XDG_DATA_HOME/loomsync/threads``).
 
     Safe across threads and processes. Creating the store removes temporary files that killed
@@ -347,32 +385,6 @@ class LocalThreadStore:
                 self.path(thread_id).unlink()
             except FileNotFoundError:
                 raise ThreadNotFoundError(thread_id) from None
-
-    def archive(self, thread_id: str) -> Thread:
-        """Set ``archived_at`` in the file."""
-        return self.edit(thread_id, lambda t: edits.set_archived(t, True))
-
-    def unarchive(self, thread_id: str) -> Thread:
-        """Remove ``archived_at`` from the file."""
-        return self.edit(thread_id, lambda t: edits.set_archived(t, False))
-
-    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
-        """Merge-patch the metadata (see :func:`loomsync.edits.patched_metadata`)."""
-        return self.edit(thread_id, lambda t: edits.patched_metadata(t, patch))
-
-    def share(
-        self,
-        thread_id: str,
-        *,
-        visibility: Visibility | None = None,
-        shared_with_support: bool | None = None,
-    ) -> Thread:
-        """Change visibility and/or support sharing in the file."""
-        return self.edit(thread_id, lambda t: edits.shared(t, visibility, shared_with_support))
-
-    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
-        """Save and return a fork (see :func:`loomsync.edits.forked`)."""
-        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
 
     def close(self) -> None:
         """Nothing to release."""
