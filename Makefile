@@ -39,6 +39,7 @@ revision: install  ## new migration: make revision m="what it does"
 
 bench: install  ## benchmarks (bench/README.md); results are appended to bench/RESULTS.md
 	$(BIN)/python -m bench.search
+	$(BIN)/python -m bench.load
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -66,6 +66,15 @@ def uvicorn_server(
     database_url: str, *, workers: int = 1, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, str]]:
     """Run ``uvicorn app.asgi:create`` on a free port; yield (base URL, JWT secret)."""
+    with uvicorn_process(database_url, workers=workers, env=env) as (base, secret, _):
+        yield base, secret
+
+
+@contextmanager
+def uvicorn_process(
+    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+    """Like :func:`uvicorn_server`, also yielding the uvicorn ``Popen`` (its pid for RSS)."""
     port = free_port()
     secret = secrets.token_urlsafe(48)
     environment = {
@@ -91,7 +100,7 @@ def uvicorn_server(
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the benchmark server did not become ready")
             time.sleep(0.1)
-        yield base, secret
+        yield base, secret, process
     finally:
         process.terminate()
         process.wait(timeout=30)
