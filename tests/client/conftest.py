@@ -74,6 +74,7 @@ class LiveServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        self.stop()  # reap a process killed from outside (SIGKILL) before reusing the port
         command = [sys.executable, "-m", "uvicorn", "tests.client.counting_app:create", "--factory"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         with open(self._server_log, "ab") as log:
@@ -103,6 +104,19 @@ class LiveServer:
             self.process.kill()
             self.process.wait()
         self.process = None
+
+    def hold_write_responses(self, hold: bool = True) -> None:
+        """While held, the server commits writes but never sends their responses."""
+        flag = Path(f"{self.request_log}.hold")
+        if hold:
+            flag.touch()
+        else:
+            flag.unlink(missing_ok=True)
+
+    def held(self) -> list[str]:
+        """``METHOD PATH\tSTATUS`` of each write whose response was held."""
+        held = Path(f"{self.request_log}.held")
+        return held.read_text().splitlines() if held.exists() else []
 
     def requests(self) -> list[str]:
         """Every request received so far: ``METHOD PATH`` lines, in order."""

@@ -4,17 +4,20 @@
 ``METHOD PATH`` (then, tab-separated, the ``User-Agent``, ``X-Loomsync-Version`` and
 ``X-Loomsync-Platform`` headers) for each HTTP request to the file named by
 ``LOOMSYNC_TEST_REQUEST_LOG``, before the app sees it. The tests count lines to prove how many
-requests reached the server.
+requests reached the server. While a file named like the log plus ``.hold`` exists, responses
+to writes are held forever after the app produced them (noted in the log plus ``.held``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
 from app.asgi import create as create_app
 
 ASGIApp = Any
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class RequestLog:
@@ -31,7 +34,23 @@ class RequestLog:
             values = [headers.get(name, b"-").decode("latin-1") for name in names]
             with open(self.path, "a", encoding="utf-8") as log:
                 log.write("\t".join([f"{scope['method']} {scope['path']}", *values]) + "\n")
+            if scope["method"] in WRITES and os.path.exists(self.path + ".hold"):
+                send = self._held(f"{scope['method']} {scope['path']}", send)
         await self.app(scope, receive, send)
+
+    def _held(self, request: str, send: Any) -> Any:
+        """A ``send`` that never delivers the response (the app has already committed): the
+        test then kills the server, so the client loses the answer to a write that was done."""
+
+        async def hold(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                with open(self.path + ".held", "a", encoding="utf-8") as log:
+                    log.write(f"{request}\t{message['status']}\n")
+                while True:
+                    await asyncio.sleep(3600)
+            await send(message)
+
+        return hold
 
 
 def create() -> ASGIApp:
