@@ -19,6 +19,21 @@ log = logging.getLogger(__name__)
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
+class ResponseTracker:
+    """Wraps an ASGI ``send``; ``started`` tells whether the response has begun, after which
+    an error can no longer be answered with a problem response of its own."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        """Forward ``message``, noting the start of the response."""
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
 class RequestIdMiddleware:
     """Honour a safe incoming ``X-Request-ID`` or make one; expose it as
     ``scope["state"]["request_id"]`` and to logging (:data:`app.logs.request_id_var`), and
@@ -60,20 +75,14 @@ class ErrorBoundaryMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        tracking_send = ResponseTracker(send)
 
         try:
             await self.app(scope, receive, tracking_send)
         except Exception:
             request_id = scope.get("state", {}).get("request_id", "-")
             log.exception("unhandled error in %s %s", scope["method"], scope["path"])
-            if started:
+            if tracking_send.started:
                 raise
             response = problem(
                 500, f"Internal error; quote request id {request_id}.", request_id=request_id
@@ -98,19 +107,13 @@ class TimeoutMiddleware:
         if scope["type"] != "http" or not self.seconds:
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        tracking_send = ResponseTracker(send)
 
         try:
             async with asyncio.timeout(self.seconds):
                 await self.app(scope, receive, tracking_send)
         except TimeoutError:
-            if started:
+            if tracking_send.started:
                 raise
             log.warning(
                 "request timed out after %s s: %s %s", self.seconds, scope["method"], scope["path"]
@@ -169,7 +172,6 @@ class BodyLimitMiddleware:
             await self._reject(send)
             return
         received = 0
-        started = False
 
         async def limited_receive() -> Message:
             nonlocal received
@@ -180,15 +182,11 @@ class BodyLimitMiddleware:
                     raise _BodyTooLarge
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        tracking_send = ResponseTracker(send)
 
         try:
             await self.app(scope, limited_receive, tracking_send)
         except _BodyTooLarge:
-            if started:
+            if tracking_send.started:
                 raise
             await self._reject(send)
