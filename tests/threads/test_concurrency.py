@@ -6,6 +6,7 @@ import asyncio
 from collections import Counter
 
 import httpx
+import pytest
 
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
@@ -46,29 +47,16 @@ async def test_concurrent_puts_with_same_if_match_one_wins_rest_409(
         assert problem["current"]["conversation"] == final["conversation"]
 
 
+@pytest.mark.parametrize("method", ["PUT", "POST"])
 async def test_concurrent_creates_of_one_id_one_201_rest_409(
-    client: httpx.AsyncClient, auth: TokenFactory, new_user
+    client: httpx.AsyncClient, auth: TokenFactory, new_user, method: str
 ) -> None:
     headers = auth(new_user("owner"))
     tid = ThreadId.new()
+    url = f"/api/threads/{tid}" if method == "PUT" else "/api/threads"
 
     async def create(n: int) -> httpx.Response:
-        return await client.put(
-            f"/api/threads/{tid}", json=_doc(tid, f"creator {n}"), headers=headers
-        )
-
-    responses = await asyncio.gather(*(create(n) for n in range(WRITERS)))
-    assert Counter(r.status_code for r in responses) == {201: 1, 409: WRITERS - 1}
-
-
-async def test_concurrent_posts_of_one_id_one_201_rest_409(
-    client: httpx.AsyncClient, auth: TokenFactory, new_user
-) -> None:
-    headers = auth(new_user("owner"))
-    tid = ThreadId.new()
-
-    async def create(n: int) -> httpx.Response:
-        return await client.post("/api/threads", json=_doc(tid, f"creator {n}"), headers=headers)
+        return await client.request(method, url, json=_doc(tid, f"creator {n}"), headers=headers)
 
     responses = await asyncio.gather(*(create(n) for n in range(WRITERS)))
     assert Counter(r.status_code for r in responses) == {201: 1, 409: WRITERS - 1}
