@@ -5,6 +5,10 @@
 - ``loomsync_http_requests_in_progress``: requests being served now;
 - ``loomsync_db_pool_*``: the connection pool, read at scrape time.
 
+Every response also carries ``Server-Timing: app;dur=<ms>`` (W3C Server Timing): the time from
+the request's arrival at the app to the start of its response, in milliseconds, which is what
+the benchmarks (bench/README.md) report as server time.
+
 ``route`` is the route template (``/api/threads/{thread_id}``), never the raw path, so that
 thread ids do not explode the number of series; paths no route matches count as ``unmatched``.
 Each app has its own registry: the numbers are this process's (docs/operations.md).
@@ -91,7 +95,8 @@ class Metrics:
 
 
 class MetricsMiddleware:
-    """Counts and times every HTTP request, and writes its access-log line."""
+    """Counts and times every HTTP request, adds its ``Server-Timing`` header, and writes its
+    access-log line."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics, routes: list[BaseRoute]) -> None:
         self.app = app
@@ -109,6 +114,9 @@ class MetricsMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                elapsed_ms = (time.perf_counter() - started) * 1000
+                timing = (b"server-timing", b"app;dur=%.3f" % elapsed_ms)
+                message["headers"] = [*message.get("headers", []), timing]
             await send(message)
 
         self.metrics.in_progress.inc()

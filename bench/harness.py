@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,33 @@ def uvicorn_process(
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@dataclass
+class Section:
+    """One part of a benchmark's report: a title, the printed table, and each target with
+    the measured figure and whether it was met."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+    targets: list[tuple[str, bool]] = field(default_factory=list)
+
+    def target(self, description: str, met: bool) -> None:
+        """Record a target, e.g. ``("p95 12.3 ms < 20 ms", True)``."""
+        self.targets.append((description, met))
+
+    def render(self) -> list[str]:
+        """The section as lines: title, table, then one ``met``/``MISSED`` line a target."""
+        verdicts = [f"  [{'met' if met else 'MISSED'}] {text}" for text, met in self.targets]
+        return [f"# {self.title}", *self.lines, *verdicts, ""]
+
+
+def server_ms(response: httpx.Response) -> float:
+    """The server's own time for a response in milliseconds (its ``Server-Timing: app;dur=``)."""
+    match = re.search(r"\bapp;dur=([0-9.]+)", response.headers.get("server-timing", ""))
+    if match is None:
+        raise ValueError("the response has no Server-Timing app;dur= header")
+    return float(match.group(1))
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

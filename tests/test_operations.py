@@ -132,6 +132,21 @@ async def test_metrics_count_requests_by_route_template_and_status(
     } <= names
 
 
+async def test_every_response_says_its_server_time(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Any
+) -> None:
+    me = auth(new_user("timed"))
+    tid = ThreadId.new()
+    for response in (
+        await client.put(f"/api/threads/{tid}", json={}, headers=me),
+        await client.get(f"/api/threads/{ThreadId.new()}", headers=me),
+        await client.get("/no/such/page"),
+    ):
+        match = re.fullmatch(r"app;dur=(\d+\.\d{3})", response.headers["server-timing"])
+        assert match, response.headers["server-timing"]
+        assert 0 < float(match.group(1)) < 60_000
+
+
 async def test_metrics_can_be_turned_off(settings: Settings) -> None:
     app = create_app(settings.model_copy(update={"metrics": False}))
     try:
