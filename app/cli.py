@@ -6,6 +6,8 @@ import asyncio
 import getpass
 import os
 import re
+import signal
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -62,10 +64,22 @@ def embedded_defaults(settings: Settings) -> Settings:
     return settings.model_copy(update={"rate_limit": "off"})
 
 
+def _exit_on_sigterm(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM handler: leave through Python (``SystemExit``, status 128 + 15), so that ``finally``
+    blocks and atexit hooks run and stop the embedded PostgreSQL. Without it a service manager's
+    SIGTERM left that server running: uvicorn shuts down gracefully, then re-raises the signal
+    it caught, which by default ends the process on the spot."""
+    raise SystemExit(128 + signum)
+
+
 def _with_embedded(settings: Settings) -> tuple[Settings, str, Any]:
-    """Settings and database URL, starting the embedded PostgreSQL when no URL is configured."""
+    """Settings and database URL, starting the embedded PostgreSQL when no URL is configured.
+
+    With the embedded server, SIGTERM from now on exits through Python (:func:`_exit_on_sigterm`)
+    so that the caller's ``server.cleanup()`` runs."""
     if settings.async_database_url:
         return settings, settings.async_database_url, None
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     console.print(f"Starting the embedded PostgreSQL under {settings.data_dir} …")
     server = start_embedded(settings.data_dir)
     url = embedded_url(server)

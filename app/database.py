@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -74,7 +76,7 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     """FastAPI dependency: the Settings the app was created with."""
     settings: Settings = request.app.state.settings
     return settings
@@ -125,6 +127,35 @@ async def schema_revision(engine: AsyncEngine) -> str | None:
         return str(revision) if revision is not None else None
 
 
+def _forget_dead_handles(pgdata: Path) -> None:
+    """Drop the pids of processes that no longer exist from pgserver's list of processes using
+    the server (``pgdata/.handle_pids.json``). pgserver stops the server only when the last
+    listed process lets go of it, and never prunes the list: one ``kill -9``, crash or reboot
+    while serving would otherwise leave the embedded PostgreSQL running after every later
+    clean exit."""
+    from pgserver.postgres_server import PostgresServer
+
+    path = pgdata / ".handle_pids.json"
+    with PostgresServer._lock:
+        try:
+            pids = [int(pid) for pid in json.loads(path.read_text())]
+        except (OSError, ValueError, TypeError):
+            return
+        alive = [pid for pid in pids if _process_exists(pid)]
+        if alive != pids:
+            path.write_text(json.dumps(alive))
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def start_embedded(data_dir: Path) -> Any:
     """Start (or attach to) the embedded PostgreSQL under ``data_dir/pgdata``; return the handle.
 
@@ -134,6 +165,7 @@ def start_embedded(data_dir: Path) -> Any:
     from pgserver.postgres_server import get_server
 
     data_dir.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(data_dir / "pgdata")
     server = get_server(data_dir / "pgdata", cleanup_mode="stop")
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE}';")
     if "(1 row)" not in exists:
