@@ -222,8 +222,11 @@ def create_token(
     return str(jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm=algorithm))
 
 
-def get_principal(request: Request) -> Principal:
+async def get_principal(request: Request) -> Principal:
     """FastAPI dependency: the caller, or ``ANONYMOUS`` without an ``Authorization`` header.
+
+    ``async`` although it never awaits: FastAPI runs a plain ``def`` dependency in a thread
+    pool, and that hand-off cost more than verifying the token (bench/README.md, writes).
 
     Raises:
         Unauthorized: a header that is not ``Bearer <token>``, or an invalid token.

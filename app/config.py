@@ -54,8 +54,8 @@ class Settings(BaseSettings):
     max_messages: int = Field(default=100_000, ge=1)
     max_query_chars: int = Field(default=1000, ge=1)
     search_common_messages: int = Field(default=50_000, ge=0)
-    db_pool_size: int = Field(default=10, ge=1)
-    db_max_overflow: int = Field(default=20, ge=0)
+    db_pool_size: int = Field(default=20, ge=1)
+    db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     request_timeout: float = Field(default=60.0, ge=0)
     rate_limit: str = "1200/minute"

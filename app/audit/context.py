@@ -21,7 +21,7 @@ class AuditContext:
     request_id: str | None
 
 
-def get_audit_context(request: Request, principal: CurrentPrincipal) -> AuditContext:
+async def get_audit_context(request: Request, principal: CurrentPrincipal) -> AuditContext:
     """FastAPI dependency: the :class:`AuditContext` of this request."""
     return AuditContext(
         principal=principal,

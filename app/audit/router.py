@@ -23,7 +23,7 @@ from loomsync.ids import InvalidThreadId, ThreadId
 router = APIRouter(prefix="/api/audit", tags=["audit"])
 
 
-def _admin(principal: CurrentPrincipal) -> Principal:
+async def _admin(principal: CurrentPrincipal) -> Principal:
     if principal.is_anonymous:
         raise Unauthorized("The audit trail needs a bearer token.", token_sent=False)
     if not principal.is_admin:

@@ -60,7 +60,7 @@ def _thread_id(value: str) -> ThreadId:
         raise BadRequest(f"Not a thread id: {exc}.") from None
 
 
-def _writer(principal: CurrentPrincipal) -> Principal:
+async def _writer(principal: CurrentPrincipal) -> Principal:
     if principal.is_anonymous:
         raise Unauthorized("Writes need a bearer token.", token_sent=False)
     return principal
