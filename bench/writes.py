@@ -1,0 +1,374 @@
+"""Write throughput (issue 7 item 3): 32 concurrent writers through HTTP against the raw floor.
+
+Two workloads, each run for ``seconds``:
+
+- **put**: every writer PUTs new small threads (a real thread's metadata and one turn of four
+  real messages: user, assistant with tool calls, two tool results);
+- **append**: every writer appends one such turn to a thread of its own (``If-Match``).
+
+Through the API: ``clients`` writers, each an ``httpx.AsyncClient`` with one connection and its
+own token, against uvicorn with ``workers`` worker processes. The floor: the same SQL statements
+the server issues for the same requests, captured from the server's own engine (an in-process
+app, SQLAlchemy's ``before_cursor_execute``) and replayed by asyncpg from ``clients`` tasks, each
+request's statements in one transaction, with the same session settings, the thread ids, the
+base version and the message numbers substituted. Precomputing the parameters (JSON texts,
+hashes, indexed text) leaves the floor with only what the database must do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import httpx
+import psutil
+from sqlalchemy import event
+
+from app.auth import create_token
+from app.config import Settings
+from app.database import SERVER_SETTINGS, migrate
+from app.main import create_app
+from bench.harness import (
+    Section,
+    asyncpg_dsn,
+    database_dsn,
+    percentiles,
+    recreate_database,
+    uvicorn_process,
+)
+from bench.realdata import real_messages, real_templates
+from loomsync.ids import ThreadId
+
+DATABASE = "loomsync_bench_writes"
+TEMPLATE_BASE = 13  # the captured append follows 12 others: its base version is distinctive
+TURN = 4
+TARGET_SHARE = 0.5
+
+Params = tuple[Any, ...]
+
+
+@dataclass
+class Statement:
+    """One captured statement and, per parameter, how a replay fills it: ``("const", v)``,
+    ``("tid",)``, ``("fresh",)`` (a new UUID each time), ``("base",)`` or ``("seqs",)``."""
+
+    sql: str
+    slots: list[tuple[Any, ...]]
+
+    def params(self, tid: uuid.UUID, base: int, first_seq: int) -> list[Any]:
+        """The parameters for a replay on thread ``tid`` at ``base`` with messages numbered
+        from ``first_seq``."""
+        out: list[Any] = []
+        for slot in self.slots:
+            kind = slot[0]
+            if kind == "tid":
+                out.append(tid)
+            elif kind == "fresh":
+                out.append(uuid.uuid4())
+            elif kind == "base":
+                out.append(base)
+            elif kind == "seqs":
+                out.append(list(range(first_seq, first_seq + len(slot[1]))))
+            else:
+                out.append(slot[1])
+        return out
+
+
+def _slots(params: Params, tid: uuid.UUID, base: int | None, seqs: list[int]) -> list[Any]:
+    slots: list[tuple[Any, ...]] = []
+    for value in params:
+        if isinstance(value, uuid.UUID):
+            slots.append(("tid",) if value == tid else ("fresh",))
+        elif base is not None and type(value) is int and value == base:
+            slots.append(("base",))
+        elif isinstance(value, list) and value == seqs and seqs:
+            slots.append(("seqs", value))
+        else:
+            slots.append(("const", value))
+    return slots
+
+
+def _turn(seed: int) -> list[dict[str, Any]]:
+    pool = real_messages()
+    picks = (("user", 0), ("assistant_calls", 1), ("tool", 2), ("tool", 3))
+    return [copy.deepcopy(pool[kind][(seed * 7 + k * 13) % len(pool[kind])]) for kind, k in picks]
+
+
+def new_thread_doc(seed: int) -> dict[str, Any]:
+    """A small new thread: a real thread's metadata and one real turn."""
+    templates = real_templates()
+    doc = copy.deepcopy(templates[seed % len(templates)])
+    doc["conversation"] = {"messages": _turn(seed)}
+    return doc
+
+
+async def capture(dsn: str) -> tuple[list[Statement], list[Statement]]:
+    """The statements the server issues for a PUT of a new thread and for an append, captured
+    from an in-process app on ``dsn``."""
+    settings = Settings(jwt_secret="c" * 48, database_url=dsn, rate_limit="off", _env_file=None)  # type: ignore[call-arg]
+    app = create_app(settings)
+    log: list[tuple[str, Params]] = []
+
+    @event.listens_for(app.state.engine.sync_engine, "before_cursor_execute")
+    def _record(*args: Any) -> None:
+        log.append((args[2], tuple(args[3])))
+
+    headers = {"Authorization": f"Bearer {create_token(settings, 'writer')}"}
+    tid = ThreadId.new()
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            log.clear()
+            response = await client.put(
+                f"/api/threads/{tid}", json=new_thread_doc(0), headers=headers
+            )
+            assert response.status_code == 201, response.text
+            put = [Statement(sql, _slots(p, tid.uuid, None, [])) for sql, p in log]
+            for version in range(1, TEMPLATE_BASE + 1):
+                log.clear()
+                response = await client.post(
+                    f"/api/threads/{tid}/messages",
+                    json={"messages": _turn(version)},
+                    headers={**headers, "If-Match": f'"{version}"'},
+                )
+                assert response.status_code == 200, response.text
+            seqs = list(range(TEMPLATE_BASE * TURN, TEMPLATE_BASE * TURN + TURN))
+            append = [Statement(sql, _slots(p, tid.uuid, TEMPLATE_BASE, seqs)) for sql, p in log]
+    finally:
+        await app.state.engine.dispose()
+    kinds = {slot[0] for statement in append for slot in statement.slots}
+    if not {"tid", "base", "seqs"} <= kinds:
+        raise RuntimeError(f"could not find the thread, base and numbers in the append: {kinds}")
+    return put, append
+
+
+class CpuMeter:
+    """CPU seconds (user + system) used by this process, a server's process tree and the
+    PostgreSQL processes, between :meth:`start` and :meth:`stop`. A PostgreSQL backend that
+    exits in between takes its CPU time with it (the pools here keep theirs open)."""
+
+    def __init__(self, server_pid: int | None = None) -> None:
+        self.server_pid = server_pid
+        self._start: dict[str, float] = {}
+
+    def _groups(self) -> dict[str, list[psutil.Process]]:
+        groups: dict[str, list[psutil.Process]] = {"client": [psutil.Process()], "postgres": []}
+        for process in psutil.process_iter(["name"]):
+            if (process.info["name"] or "").startswith("postgres"):
+                groups["postgres"].append(process)
+        if self.server_pid is not None:
+            server = psutil.Process(self.server_pid)
+            groups["server"] = [server, *server.children(recursive=True)]
+        return groups
+
+    def _read(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for name, processes in self._groups().items():
+            total = 0.0
+            for process in processes:
+                try:
+                    times = process.cpu_times()
+                except psutil.Error:
+                    continue
+                total += times.user + times.system
+            totals[name] = total
+        return totals
+
+    def start(self) -> None:
+        """Read the counters now."""
+        self._start = self._read()
+
+    def stop(self) -> dict[str, float]:
+        """CPU seconds per group since :meth:`start`."""
+        end = self._read()
+        return {name: end[name] - self._start.get(name, 0.0) for name in end}
+
+
+@dataclass
+class Rate:
+    """Operations completed in a run, their latencies (ms), the run's length (s) and the CPU
+    seconds each party used (client, server, postgres)."""
+
+    count: int
+    seconds: float
+    latencies: list[float]
+    cpu: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def per_second(self) -> float:
+        """Operations per second."""
+        return self.count / self.seconds
+
+
+async def _drive(workers: list[Callable[[], Any]], seconds: float, meter: CpuMeter) -> Rate:
+    """Run each worker's operation in a loop until ``seconds`` pass; count completions."""
+    latencies: list[float] = []
+    meter.start()
+    deadline = time.monotonic() + seconds
+
+    async def loop(operation: Callable[[], Any]) -> None:
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            await operation()
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    started = time.monotonic()
+    await asyncio.gather(*(loop(w) for w in workers))
+    return Rate(len(latencies), time.monotonic() - started, latencies, meter.stop())
+
+
+async def api_rates(
+    base: str, secret: str, server_pid: int, clients: int, seconds: float
+) -> dict[str, Rate]:
+    """PUT and append rates of ``clients`` HTTP writers against the server ``server_pid``."""
+    meter = CpuMeter(server_pid)
+    settings = Settings(jwt_secret=secret, _env_file=None)  # type: ignore[call-arg]
+    sessions = []
+    for i in range(clients):
+        headers = {"Authorization": f"Bearer {create_token(settings, f'writer{i}')}"}
+        limits = httpx.Limits(max_connections=1)
+        sessions.append(
+            httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60)
+        )
+    docs = [new_thread_doc(i) for i in range(clients)]
+    turns = [{"messages": _turn(i)} for i in range(clients)]
+
+    def putter(i: int) -> Callable[[], Any]:
+        async def put() -> None:
+            response = await sessions[i].put(f"/api/threads/{ThreadId.new()}", json=docs[i])
+            if response.status_code != 201:
+                raise RuntimeError(f"PUT answered {response.status_code}: {response.text[:200]}")
+
+        return put
+
+    versions: dict[int, tuple[str, int]] = {}
+
+    def appender(i: int) -> Callable[[], Any]:
+        async def append() -> None:
+            tid, version = versions[i]
+            response = await sessions[i].post(
+                f"/api/threads/{tid}/messages", json=turns[i], headers={"If-Match": f'"{version}"'}
+            )
+            if response.status_code != 200:
+                raise RuntimeError(f"append answered {response.status_code}: {response.text[:200]}")
+            versions[i] = (tid, response.json()["version"])
+
+        return append
+
+    try:
+        rates = {"put": await _drive([putter(i) for i in range(clients)], seconds, meter)}
+        for i in range(clients):
+            tid = str(ThreadId.new())
+            assert (await sessions[i].put(f"/api/threads/{tid}", json=docs[i])).status_code == 201
+            versions[i] = (tid, 1)
+        rates["append"] = await _drive([appender(i) for i in range(clients)], seconds, meter)
+    finally:
+        for session in sessions:
+            await session.aclose()
+    return rates
+
+
+async def floor_rates(
+    dsn: str, put: list[Statement], append: list[Statement], clients: int, seconds: float
+) -> dict[str, Rate]:
+    """PUT and append rates of the same statements issued by asyncpg from ``clients`` tasks."""
+    meter = CpuMeter()
+    conns = [
+        await asyncpg.connect(asyncpg_dsn(dsn), server_settings=SERVER_SETTINGS)
+        for _ in range(clients)
+    ]
+
+    async def replay(conn: asyncpg.Connection, statements: list[Statement], *args: Any) -> None:
+        async with conn.transaction():
+            for statement in statements:
+                await conn.fetch(statement.sql, *statement.params(*args))
+
+    def putter(conn: asyncpg.Connection) -> Callable[[], Any]:
+        async def run() -> None:
+            await replay(conn, put, uuid.uuid4(), 0, 0)
+
+        return run
+
+    state: dict[int, list[Any]] = {}
+
+    def appender(i: int) -> Callable[[], Any]:
+        async def run() -> None:
+            tid, version, count = state[i]
+            await replay(conns[i], append, tid, version, count)
+            state[i] = [tid, version + 1, count + TURN]
+
+        return run
+
+    try:
+        rates = {"put": await _drive([putter(c) for c in conns], seconds, meter)}
+        for i, conn in enumerate(conns):
+            tid = uuid.uuid4()
+            await replay(conn, put, tid, 0, 0)
+            state[i] = [tid, 1, TURN]
+        rates["append"] = await _drive([appender(i) for i in range(clients)], seconds, meter)
+    finally:
+        for conn in conns:
+            await conn.close()
+    return rates
+
+
+def _cpu(rate: Rate) -> str:
+    parts = ("client", "server", "postgres")
+    return " ".join(f"{p} {rate.cpu[p] / rate.count * 1000:.2f}" for p in parts if p in rate.cpu)
+
+
+def report(api: dict[str, Rate], floor: dict[str, Rate], section: Section) -> None:
+    """One row per workload: rates, latencies, the API's share of the floor; the targets."""
+    section.lines.append(
+        "workload | API req/s  p50 ms  p95 ms | floor req/s  p50 ms  p95 ms | API/floor"
+    )
+    for name in ("put", "append"):
+        a, f = api[name], floor[name]
+        a50, a95 = percentiles(a.latencies)
+        f50, f95 = percentiles(f.latencies)
+        share = a.per_second / f.per_second
+        section.lines.append(
+            f"{name:8} | {a.per_second:9.0f} {a50:7.1f} {a95:7.1f} | {f.per_second:11.0f} "
+            f"{f50:7.1f} {f95:7.1f} | {share:8.0%}"
+        )
+        section.lines.append(f"  {'':6} CPU ms a request: API {_cpu(a)}; floor {_cpu(f)}")
+        section.target(
+            f"{name}: API {a.per_second:.0f}/s is {share:.0%} of the floor's {f.per_second:.0f}/s"
+            f" (target >= {TARGET_SHARE:.0%})",
+            share >= TARGET_SHARE,
+        )
+
+
+def run(server_dsn: str, *, quick: bool = False, clients: int = 32, workers: int = 2) -> Section:
+    """Recreate ``loomsync_bench_writes``, capture the statements, measure API and floor."""
+    seconds = 5.0 if quick else 20.0
+    section = Section(
+        f"Write throughput (issue 7 item 3): {clients} writers, {seconds:.0f} s a workload, "
+        f"uvicorn --workers {workers}"
+    )
+    asyncio.run(recreate_database(server_dsn, DATABASE))
+    dsn = database_dsn(server_dsn, DATABASE)
+    migrate(dsn)
+    put, append = asyncio.run(capture(dsn))
+    floor = asyncio.run(floor_rates(dsn, put, append, clients, seconds))
+    with uvicorn_process(dsn, workers=workers) as (base, secret, process):
+        api = asyncio.run(api_rates(base, secret, process.pid, clients, seconds))
+    report(api, floor, section)
+    section.lines.append(
+        f"statements a request: put {len(put)}, append {len(append)} (captured from the server)"
+    )
+    return section
+
+
+if __name__ == "__main__":
+    default = "postgresql://postgres@127.0.0.1:5432/postgres"
+    print(
+        "\n".join(run(os.environ.get("LOOMSYNC_BENCH_DATABASE_URL", default), quick=True).render())
+    )
