@@ -101,7 +101,7 @@ async def test_terminated_idle_connections_are_replaced_unseen(
     tid = await store_thread(http)
     await warm_pool(http, tid)
     assert await cluster.terminate("loomsync") >= 2
-    # pool_pre_ping finds each killed connection at checkout and opens a new one: no error at all
+    # the checkout hook finds each closed connection and opens a new one: no error at all
     responses = await asyncio.gather(
         *(http.get(f"/api/threads/{tid}", headers=AUTH) for _ in range(12))
     )
