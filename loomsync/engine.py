@@ -292,7 +292,7 @@ class SyncEngine:
                 continue
             with self.local.locked(thread_id):
                 state = self.states.get(thread_id)
-                state.base = sync_base(local, version)
+                state.base = sync_base(plan.snapshot or local, version)
                 self.states.put(thread_id, state)
             detail = (
                 f"{plan.kind}: {len(plan.messages)} new message(s)"

@@ -19,6 +19,7 @@ lists are unioned.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -66,23 +67,40 @@ def split(thread: Thread) -> tuple[list[Any], dict[str, Any]]:
     return messages, fields
 
 
+def digests(messages: list[Any], prefix: int) -> tuple[str, str]:
+    """(digest of ``messages[:prefix]``, digest of all ``messages``) in one pass: each equal to
+    :func:`loomsync.codec.digest` of that list, whose canonical JSON is ``[`` + the items'
+    canonical JSON joined by ``,`` + ``]``, so one SHA-256 fed item by item serves both."""
+    hasher = hashlib.sha256(b"[")
+    head = hasher.copy() if prefix <= 0 else None
+    for index, message in enumerate(messages):
+        if index:
+            hasher.update(b",")
+        hasher.update(codec.dumps(message, sort_keys=True))
+        if index + 1 == prefix:
+            head = hasher.copy()
+    hasher.update(b"]")
+    if head is None:  # prefix beyond the list: no such prefix
+        return "", hasher.hexdigest()
+    head.update(b"]")
+    return head.hexdigest(), hasher.hexdigest()
+
+
+def _snapshot(messages: list[Any], fields: dict[str, Any], digest: str) -> Snapshot:
+    return Snapshot(message_count=len(messages), messages_digest=digest, fields=fields)
+
+
 def snapshot(thread: Thread) -> Snapshot:
     """The snapshot of a thread."""
     messages, fields = split(thread)
-    return Snapshot(
-        message_count=len(messages), messages_digest=codec.digest(messages), fields=fields
-    )
+    return _snapshot(messages, fields, codec.digest(messages))
 
 
-def sync_base(thread: Thread, version: int) -> SyncBase:
-    """The base recorded after the server stored (or sent) this thread at ``version``."""
-    return SyncBase(**snapshot(thread).model_dump(), version=version)
-
-
-def extends(messages: list[Any], base: Snapshot) -> bool:
-    """True if ``messages`` start with the snapshot's messages."""
-    n = base.message_count
-    return len(messages) >= n and codec.digest(messages[:n]) == base.messages_digest
+def sync_base(thread: Thread | Snapshot, version: int) -> SyncBase:
+    """The base recorded after the server stored (or sent) this thread, or the thread of this
+    snapshot, at ``version``."""
+    taken = thread if isinstance(thread, Snapshot) else snapshot(thread)
+    return SyncBase(**taken.model_dump(), version=version)
 
 
 def is_prefix(shorter: list[Any], longer: list[Any]) -> bool:
@@ -92,11 +110,13 @@ def is_prefix(shorter: list[Any], longer: list[Any]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Push:
-    """What to send: ``"none"``, ``"append"`` (``messages`` and ``fields``) or ``"put"``."""
+    """What to send: ``"none"``, ``"append"`` (``messages`` and ``fields``) or ``"put"``;
+    ``snapshot`` is the local thread's, when planning computed it (the next base, once sent)."""
 
     kind: Literal["none", "append", "put"]
     messages: list[Message] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
+    snapshot: Snapshot | None = None
 
 
 def plan_push(thread: Thread, base: SyncBase | None) -> Push:
@@ -104,34 +124,38 @@ def plan_push(thread: Thread, base: SyncBase | None) -> Push:
 
     Append when the local messages extend the base's and every other difference is one the
     append endpoint carries (agent state, activity time, git fields; commits only added);
-    otherwise PUT the whole thread. None when nothing differs.
+    otherwise PUT the whole thread. None when nothing differs. Normalises and hashes the
+    thread once: the result carries its snapshot, so recording the next base costs nothing
+    more (a turn's cost on this side is one pass over the thread, not three).
     """
     if base is None:
         return Push("put")
     messages, fields = split(thread)
-    if not extends(messages, base):
-        return Push("put")
+    head, whole = digests(messages, base.message_count)
+    taken = _snapshot(messages, fields, whole)
+    if len(messages) < base.message_count or head != base.messages_digest:
+        return Push("put", snapshot=taken)
     rest = {k: v for k, v in fields.items() if k not in APPEND_FIELDS}
     if rest != {k: v for k, v in base.fields.items() if k not in APPEND_FIELDS}:
-        return Push("put")
+        return Push("put", snapshot=taken)
     changed: dict[str, Any] = {}
     for name in APPEND_FIELDS:
         new, old = fields.get(name), base.fields.get(name)
         if new == old:
             continue
         if new is None:
-            return Push("put")  # an append cannot clear a field
+            return Push("put", snapshot=taken)  # an append cannot clear a field
         if name == "git_commits":
             old = old or []
             if new[: len(old)] != old:
-                return Push("put")
+                return Push("put", snapshot=taken)
             new = new[len(old) :]
         changed[name] = new
     if len(messages) == base.message_count and not changed:
-        return Push("none")
+        return Push("none", snapshot=taken)
     if fields.get("last_activity_at"):
         changed["last_activity_at"] = fields["last_activity_at"]
-    return Push("append", thread.messages[base.message_count :], changed)
+    return Push("append", thread.messages[base.message_count :], changed, taken)
 
 
 def merge_fields(
@@ -253,7 +277,7 @@ __all__ = [
     "Snapshot",
     "SyncBase",
     "build",
-    "extends",
+    "digests",
     "is_prefix",
     "merge_fields",
     "merge_save",

@@ -144,7 +144,9 @@ class SyncingThreadStore:
                 return self.load(key)
             return server
         base = self.states.get(key).base
-        return edits.with_fields(thread, version=base.version) if base else thread
+        # a shallow copy: the thread was just read from disk and nobody else holds it, and
+        # with_fields would re-validate every message (a tenth of a second at 10,000)
+        return thread.model_copy(update={"version": base.version}) if base else thread
 
     def load_file(self, path: ThreadRef) -> Thread:
         """Read a thread file by path (nothing is stored or sent)."""

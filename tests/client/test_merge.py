@@ -5,12 +5,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loomsync import codec
 from loomsync.merge import (
+    digests,
     merge_fields,
     merge_save,
     plan_push,
     resolve_conflict,
     snapshot,
+    split,
     sync_base,
 )
 from loomsync.model import Thread
@@ -64,6 +67,37 @@ def test_new_messages_on_top_of_the_base_are_an_append_of_exactly_those(
         assert [m.content for m in plan.messages] == new
     else:
         assert plan.kind == "none"
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+    | st.sampled_from(["lone \ud800 surrogate", "\x00", "é日本", "1e16"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(messages=st.lists(json_values, max_size=8), prefix=st.integers(0, 10))
+def test_one_pass_digests_equal_hashing_each_list(messages: list[object], prefix: int) -> None:
+    head, whole = digests(messages, prefix)
+    assert whole == codec.digest(messages)
+    assert head == (codec.digest(messages[:prefix]) if prefix <= len(messages) else "")
+
+
+@settings(max_examples=100, deadline=None)
+@given(common=words, new=words)
+def test_a_plan_carries_the_snapshot_of_the_thread_it_planned(
+    common: list[str], new: list[str]
+) -> None:
+    thread = thread_of(common + new, agent_state={"kind": "idle"})
+    plan = plan_push(thread, sync_base(thread_of(common), 3))
+    assert plan.snapshot == snapshot(thread)
+    assert plan.snapshot.messages_digest == codec.digest(split(thread)[0])
 
 
 def test_other_changes_need_a_full_put() -> None:
