@@ -164,11 +164,12 @@ def commit_shas(doc: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(sha for sha in shas if _SHA.fullmatch(sha)))
 
 
-def render_thread(row: Any, document_text: str, messages_text: str | None) -> bytes:
+def render_thread(row: Any, document_text: str, messages: Sequence[bytes]) -> bytes:
     """Assemble the output document (API.md §2) as UTF-8 JSON bytes.
 
-    ``row`` carries the column fields; ``messages_text`` is the stored message JSON texts joined
-    by commas, spliced in verbatim.
+    ``row`` carries the column fields; ``messages`` are the stored message JSON texts in order
+    (each item one message, or a run of them already joined by commas) as UTF-8 bytes, spliced
+    in verbatim: never decoded or parsed, and copied once, by the one join into the output.
     """
     doc: dict[str, Any] = json.loads(document_text)
     conversation = doc.pop("conversation", None) or {}
@@ -186,13 +187,15 @@ def render_thread(row: Any, document_text: str, messages_text: str | None) -> by
         "message_count": row.message_count,
     }
     conversation_text = dump_json(conversation)
-    messages_part = f'"messages":[{messages_text or ""}]'
-    if conversation_text == "{}":
-        conversation_text = "{" + messages_part + "}"
-    else:
-        conversation_text = conversation_text[:-1] + "," + messages_part + "}"
-    head_text = dump_json(head)
-    return f'{head_text[:-1]},"conversation":{conversation_text}}}'.encode()
+    conversation_open = conversation_text[:-1] + ("," if conversation_text != "{}" else "")
+    prefix = f'{dump_json(head)[:-1]},"conversation":{conversation_open}"messages":['
+    pieces = [prefix.encode()]
+    for message in messages:
+        pieces += (message, b",")
+    if messages:
+        pieces.pop()
+    pieces.append(b"]}}")
+    return b"".join(pieces)
 
 
 def summary(row: Any) -> dict[str, Any]:

@@ -46,11 +46,26 @@ from app.threads.documents import (
 from app.threads.indexing import thread_texts, weighted
 from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
+from app.threads.reads import (
+    begin_snapshot,
+    load_readable,
+    load_row,
+    read_thread,
+    render,
+    render_row,
+)
 from app.threads.reads import facts as access_facts
-from app.threads.reads import load_readable, load_row, read_thread, render, render_row
 from app.threads.tables import threads
 
 ARCHIVED_AT = threads.c.archived_at
+#: The columns :func:`claim` returns besides the document text.
+_CLAIMED = (
+    threads.c.id,
+    threads.c.version,
+    threads.c.message_count,
+    threads.c.visibility,
+    threads.c.is_shared_with_support,
+)
 MESSAGE_COUNT = threads.c.message_count
 
 
@@ -83,7 +98,8 @@ async def _refusal(
     4 and 5). A missing thread is 404, except for a create (POST) and a replace (PUT), where it
     is a version conflict with server version 0."""
     await session.rollback()
-    row = await load_row(session, thread_id, with_messages=True)
+    await begin_snapshot(session)
+    row = await load_row(session, thread_id)
     client_version = precondition.client_version if precondition else None
     if row is None:
         if not (creating or replacing):
@@ -101,7 +117,7 @@ async def _refusal(
             "A thread with this id already exists (ids are never reused).",
             server_version=row.version if readable_now else None,
             client_version=client_version,
-            current=json.loads(render_row(row)) if readable_now else None,
+            current=json.loads(await render_row(session, row)) if readable_now else None,
         )
     if not can_read(principal, facts):
         return NotFound("No such thread.")
@@ -114,7 +130,7 @@ async def _refusal(
         f"{precondition.describe() if precondition else 'no version'}.",
         server_version=row.version,
         client_version=client_version,
-        current=json.loads(render_row(row)),
+        current=json.loads(await render_row(session, row)),
     )
 
 
@@ -223,9 +239,7 @@ async def create_or_replace(
         await auditing.sharing_changed(session, audit, thread_id, before, sharing)
         await rows.replace_messages(session, thread_id, messages)
     await rows.write_commits(session, thread_id, doc, replace=not created)
-    row = await load_row(session, thread_id, with_messages=True)
-    assert row is not None
-    body = render_row(row)
+    body = await render(session, thread_id)
     await session.commit()
     return body, claimed.version, created
 
@@ -239,7 +253,9 @@ async def claim(
 ) -> Row[Any]:
     """Check version and write access, bump the version and set ``values``, in one statement.
 
-    Returns the updated row (with ``document_text``, the document before this write).
+    Returns the updated row's version, message count, visibility and support sharing (as
+    they were before this write, for an audit) and ``document_text``, the document before this
+    write: only what writers use, so no ``json``/``tsvector`` column is decoded.
 
     Raises:
         Conflict, NotFound, Forbidden, Gone: see :func:`_refusal`.
@@ -253,7 +269,7 @@ async def claim(
             _version_matches(precondition),
         )
         .values(version=threads.c.version + 1, updated_at=func.now(), **values)
-        .returning(threads, threads.c.document.cast(Text).label("document_text"))
+        .returning(*_CLAIMED, threads.c.document.cast(Text).label("document_text"))
     )
     row: Row[Any] | None = (await session.execute(stmt)).first()
     if row is None:
