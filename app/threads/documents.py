@@ -171,8 +171,14 @@ def render_thread(row: Any, document_text: str, messages: Sequence[bytes]) -> by
     (each item one message, or a run of them already joined by commas) as UTF-8 bytes, spliced
     in verbatim: never decoded or parsed, and copied once, by the one join into the output.
     """
-    doc: dict[str, Any] = json.loads(document_text)
-    conversation = doc.pop("conversation", None) or {}
+    return render_document(row, json.loads(document_text), messages)
+
+
+def render_document(row: Any, document: dict[str, Any], messages: Sequence[bytes]) -> bytes:
+    """:func:`render_thread` of a document already parsed (``document`` is not changed): a
+    write renders its answer from what it stored, without reading it back."""
+    doc = dict(document)
+    conversation = dict(doc.pop("conversation", None) or {})
     conversation.pop("messages", None)
     head = {
         "id": ThreadId.from_uuid(row.id),

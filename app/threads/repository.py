@@ -42,6 +42,7 @@ from app.threads.documents import (
     PreparedMessage,
     derived_columns,
     dump_json,
+    render_document,
 )
 from app.threads.indexing import thread_texts, weighted
 from app.threads.listing import list_threads
@@ -58,6 +59,18 @@ from app.threads.reads import facts as access_facts
 from app.threads.tables import threads
 
 ARCHIVED_AT = threads.c.archived_at
+#: The columns a write returns to render its answer (:func:`app.threads.documents.render_thread`).
+_RENDERED = (
+    threads.c.id,
+    threads.c.version,
+    threads.c.created_at,
+    threads.c.updated_at,
+    threads.c.last_activity_at,
+    threads.c.owner_id,
+    threads.c.org_id,
+    threads.c.archived_at,
+    threads.c.message_count,
+)
 #: The columns :func:`claim` returns besides the document text.
 _CLAIMED = (
     threads.c.id,
@@ -183,7 +196,7 @@ async def create_or_replace(
                 **values,
             )
             .on_conflict_do_nothing(index_elements=[threads.c.id])
-            .returning(threads.c.version)
+            .returning(*_RENDERED)
         )
         claimed = (await session.execute(stmt)).first()
         created = claimed is not None
@@ -215,7 +228,7 @@ async def create_or_replace(
                 **values,
             )
             .returning(
-                threads.c.version,
+                *_RENDERED,
                 old.c.visibility.label("old_visibility"),
                 old.c.is_shared_with_support.label("old_shared"),
             )
@@ -239,7 +252,9 @@ async def create_or_replace(
         await auditing.sharing_changed(session, audit, thread_id, before, sharing)
         await rows.replace_messages(session, thread_id, messages)
     await rows.write_commits(session, thread_id, doc, replace=not created)
-    body = await render(session, thread_id)
+    # the answer is rendered from what was stored (the same texts a GET splices), not read back
+    stored = b",".join(m.body.encode() for m in messages)
+    body = render_document(claimed, doc, [stored] if messages else [])
     await session.commit()
     return body, claimed.version, created
 

@@ -121,3 +121,27 @@ async def test_read_sees_one_snapshot_while_a_write_commits_between_its_statemen
     read = json.loads(old)
     assert read["version"] == 1
     assert read["conversation"]["messages"] == first
+
+
+async def test_a_replace_answers_exactly_what_a_get_then_reads(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user
+) -> None:
+    headers = auth(new_user("replacer"))
+    tid = ThreadId.new()
+    first = {"id": tid, "metadata": {"title": "t"}, "conversation": {"messages": _messages(5)}}
+    assert (await _send(client, "PUT", f"/api/threads/{tid}", first, headers)).status_code == 201
+    archive = {**headers, "If-Match": '"1"'}
+    assert (
+        await _send(client, "PATCH", f"/api/threads/{tid}", {"archived": True}, archive)
+    ).status_code == 200
+    kept = _messages(3)
+    kept[1] = {"role": "assistant", "content": "changed 😀 \x00", "tool_calls": None}
+    second = {"id": tid, "metadata": {"title": "u"}, "conversation": {"messages": kept}}
+
+    put = await _send(client, "PUT", f"/api/threads/{tid}", second, {**headers, "If-Match": '"2"'})
+    got = await client.get(f"/api/threads/{tid}", headers=headers)
+
+    assert put.status_code == 200, put.text
+    assert got.content == put.content
+    assert got.json()["archived_at"] is not None
+    assert got.json()["conversation"]["messages"] == kept
