@@ -67,6 +67,20 @@ def split(thread: Thread) -> tuple[list[Any], dict[str, Any]]:
     return messages, fields
 
 
+def _hashable_split(thread: Thread) -> tuple[list[Any], dict[str, Any]]:
+    """Like :func:`split`, but the messages as dumped, not normalised: they are only hashed, and
+    canonical JSON of a dumped value equals that of its normalised form (normalising is a JSON
+    round trip: datetimes become the same RFC 3339 text, keys are strings, numbers keep their
+    repr), so skipping the round trip over every message saves two passes over the thread."""
+    data = thread.model_dump(mode="python", by_alias=True)
+    conversation = data.pop("conversation", None) or {}
+    messages = conversation.pop("messages", None) or []
+    doc = codec.loads(codec.dumps(data))
+    fields = {k: v for k, v in doc.items() if k not in IGNORED_FIELDS}
+    fields["conversation"] = codec.loads(codec.dumps(conversation))
+    return messages, fields
+
+
 def digests(messages: list[Any], prefix: int) -> tuple[str, str]:
     """(digest of ``messages[:prefix]``, digest of all ``messages``) in one pass: each equal to
     :func:`loomsync.codec.digest` of that list, whose canonical JSON is ``[`` + the items'
@@ -92,7 +106,7 @@ def _snapshot(messages: list[Any], fields: dict[str, Any], digest: str) -> Snaps
 
 def snapshot(thread: Thread) -> Snapshot:
     """The snapshot of a thread."""
-    messages, fields = split(thread)
+    messages, fields = _hashable_split(thread)
     return _snapshot(messages, fields, codec.digest(messages))
 
 
@@ -130,7 +144,7 @@ def plan_push(thread: Thread, base: SyncBase | None) -> Push:
     """
     if base is None:
         return Push("put")
-    messages, fields = split(thread)
+    messages, fields = _hashable_split(thread)
     head, whole = digests(messages, base.message_count)
     taken = _snapshot(messages, fields, whole)
     if len(messages) < base.message_count or head != base.messages_digest:

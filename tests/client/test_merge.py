@@ -100,6 +100,38 @@ def test_a_plan_carries_the_snapshot_of_the_thread_it_planned(
     assert plan.snapshot.messages_digest == codec.digest(split(thread)[0])
 
 
+rich_messages = st.lists(
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant", "tool"]),
+            "content": st.text(),
+            "created_at": st.datetimes(timezones=st.timezones()) | st.none(),
+            "tool_calls": st.lists(
+                st.fixed_dictionaries({"id": st.text(max_size=4), "arguments_json": json_values}),
+                max_size=2,
+            ),
+            "x_unknown": json_values,
+        }
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(messages=rich_messages, extra=json_values)
+def test_snapshots_hash_exactly_the_normalised_messages(
+    messages: list[dict[str, object]], extra: object
+) -> None:
+    thread = Thread.model_validate(
+        {"conversation": {"messages": messages}, "metadata": {"extra": {"k": extra}}}
+    )
+    normalised, fields = split(thread)
+    taken = snapshot(thread)
+    assert taken.messages_digest == codec.digest(normalised)
+    assert taken.message_count == len(normalised)
+    assert taken.fields == fields
+
+
 def test_other_changes_need_a_full_put() -> None:
     base = sync_base(thread_of(["a", "b"]), 3)
     assert plan_push(thread_of(["a", "b", "c"], metadata={"title": "t"}), base).kind == "put"
