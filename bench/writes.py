@@ -209,7 +209,7 @@ class Rate:
         return self.count / self.seconds
 
 
-async def _drive(workers: list[Callable[[], Any]], seconds: float, meter: CpuMeter) -> Rate:
+async def drive(workers: list[Callable[[], Any]], seconds: float, meter: CpuMeter) -> Rate:
     """Run each worker's operation in a loop until ``seconds`` pass; count completions."""
     latencies: list[float] = []
     meter.start()
@@ -267,12 +267,12 @@ async def api_rates(
         return append
 
     try:
-        rates = {"put": await _drive([putter(i) for i in range(clients)], seconds, meter)}
+        rates = {"put": await drive([putter(i) for i in range(clients)], seconds, meter)}
         for i in range(clients):
             tid = str(ThreadId.new())
             await expect(i, 201, "PUT", f"/api/threads/{tid}", docs[i])
             versions[i] = (tid, 1)
-        rates["append"] = await _drive([appender(i) for i in range(clients)], seconds, meter)
+        rates["append"] = await drive([appender(i) for i in range(clients)], seconds, meter)
     finally:
         for sender in senders:
             await sender.close()
@@ -311,12 +311,12 @@ async def floor_rates(
         return run
 
     try:
-        rates = {"put": await _drive([putter(c) for c in conns], seconds, meter)}
+        rates = {"put": await drive([putter(c) for c in conns], seconds, meter)}
         for i, conn in enumerate(conns):
             tid = uuid.uuid4()
             await replay(conn, put, tid, 0, 0)
             state[i] = [tid, 1, TURN]
-        rates["append"] = await _drive([appender(i) for i in range(clients)], seconds, meter)
+        rates["append"] = await drive([appender(i) for i in range(clients)], seconds, meter)
     finally:
         for conn in conns:
             await conn.close()
