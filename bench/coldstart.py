@@ -21,7 +21,6 @@ lines and the PostgreSQL log appear.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -38,7 +37,7 @@ from typing import IO
 import httpx
 import psutil
 
-from bench.harness import ROOT, Section, free_port
+from bench.harness import ROOT, Section, free_port, standalone
 
 SERVE = ROOT / ".venv" / "bin" / "loomsync-server"
 FIRST_TARGET_S = 10.0
@@ -239,12 +238,4 @@ def run(server_dsn: str, *, quick: bool = False) -> Section:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    server = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    print("\n".join(run(server, quick=args.quick).render()))
+    standalone(run, __doc__)

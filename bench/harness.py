@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import re
@@ -11,7 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -30,10 +32,19 @@ def asyncpg_dsn(url: str) -> str:
     return re.sub(r"^postgres(ql)?(\+asyncpg)?://", "postgresql://", url)
 
 
+DEFAULT_SERVER_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def server_dsn() -> str:
+    """LOOMSYNC_BENCH_DATABASE_URL, else this machine's PostgreSQL (a superuser: benchmarks
+    create and drop their databases, and bench.turns reads the WAL)."""
+    return os.environ.get("LOOMSYNC_BENCH_DATABASE_URL", DEFAULT_SERVER_DSN)
+
+
 def database_dsn(server_dsn: str, name: str) -> str:
-    """The DSN of database ``name`` on the server of ``server_dsn``."""
-    base, _, _ = asyncpg_dsn(server_dsn).rpartition("/")
-    return f"{base}/{name}"
+    """The DSN of database ``name`` on the server of ``server_dsn`` (query options kept)."""
+    url = make_url(asyncpg_dsn(server_dsn)).set(database=name)
+    return url.render_as_string(hide_password=False)
 
 
 async def database_exists(server_dsn: str, name: str) -> bool:
@@ -134,6 +145,27 @@ def server_ms(response: httpx.Response) -> float:
     return float(match.group(1))
 
 
+def standalone(run: Callable[..., Section], doc: str | None) -> None:
+    """``python -m bench.<part> [--quick]``: run one part of bench.sync on :func:`server_dsn`,
+    print it (nothing is recorded) and exit 1 when a target was missed."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke test)")
+    section = run(server_dsn(), quick=parser.parse_args().quick)
+    print("\n".join(section.render()))
+    sys.exit(1 if any(not met for _, met in section.targets) else 0)
+
+
+async def postgres_version(server_dsn: str) -> str:
+    """The server's ``server_version``."""
+    conn = await asyncpg.connect(asyncpg_dsn(server_dsn))
+    try:
+        return str(await conn.fetchval("SHOW server_version"))
+    finally:
+        await conn.close()
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     """(p50, p95) of ``samples`` in the samples' unit."""
     ordered = sorted(samples)
@@ -142,7 +174,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def machine() -> str:
-    """One line naming this machine: CPU count, memory, Python and PostgreSQL client."""
+    """One line naming this machine: architecture, CPU count, memory and Python."""
     memory = "?"
     try:
         kib = int(Path("/proc/meminfo").read_text().split()[1])

@@ -22,8 +22,8 @@ import argparse
 import asyncio
 import hashlib
 import json
-import os
 import random
+import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -32,14 +32,17 @@ from typing import Any
 
 import asyncpg
 import httpx
+from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql
 
 from app.auth import Principal, create_token
 from app.config import Settings
 from app.database import SERVER_SETTINGS, migrate
 from app.threads import cursors, listing
+from app.threads.access import readable
 from app.threads.documents import derived_columns, dump_json, prepare_messages
 from app.threads.indexing import thread_texts
+from app.threads.tables import threads
 from bench.corpus import GIN_INDEXES, INSERT_MESSAGES, INSERT_THREADS, NOW
 from bench.harness import (
     Section,
@@ -48,6 +51,7 @@ from bench.harness import (
     database_exists,
     percentiles,
     recreate_database,
+    server_dsn,
     server_ms,
     uvicorn_server,
 )
@@ -247,6 +251,21 @@ class _Empty:
         return []
 
 
+async def expected_total(dsn: str, scope: str) -> int:
+    """How many threads the lister's pages must hold for ``scope``, counted in SQL with the
+    server's own access condition (not deleted, not archived)."""
+    allowed = threads.c.owner_id == LISTER.user_id if scope == "mine" else readable(LISTER)
+    query = select(func.count()).where(
+        allowed, threads.c.deleted_at.is_(None), threads.c.archived_at.is_(None)
+    )
+    sql = str(query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    conn = await asyncpg.connect(dsn)
+    try:
+        return int(await conn.fetchval(sql))
+    finally:
+        await conn.close()
+
+
 async def explain(dsn: str, scope: str, cursor: str | None) -> str:
     """``EXPLAIN ANALYZE`` of the API's SQL for one page, summarised: the scan nodes with their
     index, buffers touched and execution time."""
@@ -317,12 +336,15 @@ def run(server_dsn: str, *, quick: bool = False, rebuild: bool = False) -> Secti
         with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
             for scope in ("mine", "visible"):
                 started = time.monotonic()
-                pages, count, threads = walk(client, scope)
+                pages, count, total = walk(client, scope)
                 walked = time.monotonic() - started
+                expected = asyncio.run(expected_total(dsn, scope))
+                if total != expected:
+                    raise AssertionError(f"{scope}: the pages held {total} threads, not {expected}")
                 results[scope] = time_pages(client, scope, pages, runs, warmup)
                 section.lines += [_row(scope, d, *results[scope][d]) for d in DEPTHS]
-                plans.append(f"{scope}: walked {count} pages ({threads:,} threads, newest first,"
-                             f" none repeated) in {walked:.1f} s")  # fmt: skip
+                plans.append(f"{scope}: walked {count} pages ({total:,} threads, as many as SQL"
+                             f" counts; newest first, none repeated) in {walked:.1f} s")  # fmt: skip
                 for depth in (DEPTHS[0], DEPTHS[-1]):
                     plan = asyncio.run(explain(dsn, scope, pages[depth]))
                     plans.append(f"  page {depth:4d} plan: {plan}")
@@ -345,10 +367,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke test)")
+    parser.add_argument("--rebuild", action="store_true", help="build the database again")
     args = parser.parse_args()
-    server = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    print("\n".join(run(server, quick=args.quick, rebuild=args.rebuild).render()))
+    section = run(server_dsn(), quick=args.quick, rebuild=args.rebuild)
+    print("\n".join(section.render()))
+    sys.exit(1 if any(not met for _, met in section.targets) else 0)

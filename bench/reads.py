@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import sys
 import threading
 import time
 import uuid
@@ -43,6 +41,7 @@ from bench.harness import (
     percentiles,
     recreate_database,
     server_ms,
+    standalone,
     uvicorn_process,
 )
 from loomsync.ids import ThreadId
@@ -328,7 +327,4 @@ def run(server_dsn: str, *, quick: bool = False) -> Section:
 
 
 if __name__ == "__main__":
-    DSN = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    print("\n".join(run(DSN, quick="--quick" in sys.argv).render()))
+    standalone(run, __doc__)

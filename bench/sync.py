@@ -23,13 +23,13 @@ is produced and what bounds it.
 from __future__ import annotations
 
 import argparse
-import os
+import asyncio
 import sys
 import time
 from collections.abc import Callable
 
 from bench import coldstart, listing, reads, turns, writes
-from bench.harness import Section, record
+from bench.harness import Section, postgres_version, record, server_dsn
 
 PARTS: dict[str, Callable[..., Section]] = {
     "turns": turns.run,
@@ -41,7 +41,8 @@ PARTS: dict[str, Callable[..., Section]] = {
 
 
 def main() -> None:
-    """Run the chosen parts, print, record, and exit 1 if any target was missed."""
+    """Run the chosen parts, print, record, and exit 1 if any target was missed. A part that
+    fails is recorded as such, after the parts that finished, and its error is raised."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -51,28 +52,35 @@ def main() -> None:
     args = parser.parse_args()
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in PARTS]
-    if unknown:
-        parser.error(f"unknown part(s) {unknown}; choose from {list(PARTS)}")
-    server_dsn = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
+    if unknown or not chosen:
+        parser.error(f"choose one or more parts of {list(PARTS)} (got {args.only!r})")
+    dsn = server_dsn()
     lines: list[str] = []
     missed = 0
-    for name in chosen:
-        started = time.monotonic()
-        print(f"== {name} …", flush=True)
-        section = PARTS[name](server_dsn, quick=args.quick)
-        rendered = [*section.render()[:-1], f"({time.monotonic() - started:.0f} s)", ""]
-        print("\n".join(rendered), flush=True)
-        lines += rendered
-        missed += sum(not met for _, met in section.targets)
-    if not args.no_record:
-        record(
-            "Sync performance (issue 7)",
-            "python -m bench.sync " + " ".join(sys.argv[1:]),
-            lines,
-            {"Parts": ", ".join(chosen) + (" (quick)" if args.quick else "")},
-        )
+    try:
+        for name in chosen:
+            started = time.monotonic()
+            print(f"== {name} …", flush=True)
+            try:
+                section = PARTS[name](dsn, quick=args.quick)
+            except BaseException as exc:
+                lines += [f"# {name}: FAILED after {time.monotonic() - started:.0f} s: {exc!r}", ""]
+                raise
+            rendered = [*section.render()[:-1], f"({time.monotonic() - started:.0f} s)", ""]
+            print("\n".join(rendered), flush=True)
+            lines += rendered
+            missed += sum(not met for _, met in section.targets)
+    finally:
+        if not args.no_record and lines:
+            record(
+                "Sync performance (issue 7)",
+                "python -m bench.sync " + " ".join(sys.argv[1:]),
+                lines,
+                {
+                    "PostgreSQL": asyncio.run(postgres_version(dsn)),
+                    "Parts": ", ".join(chosen) + (" (quick)" if args.quick else ""),
+                },
+            )
     if missed:
         print(f"{missed} target(s) missed")
         sys.exit(1)

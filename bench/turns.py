@@ -19,7 +19,6 @@ delta sync would on every save.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import tempfile
 import time
@@ -40,6 +39,7 @@ from bench.harness import (
     percentiles,
     recreate_database,
     server_ms,
+    standalone,
     uvicorn_server,
 )
 from bench.realdata import real_messages
@@ -93,6 +93,7 @@ class Curve:
     writes: list[Writes] = field(default_factory=list)
     put_ms: list[float] = field(default_factory=list)
     put_bytes: int = 0
+    held: list[int] = field(default_factory=list)  # messages in the thread before each turn
 
 
 def _turns(pool: dict[str, list[dict[str, Any]]], count: int, seed: int) -> list[list[Message]]:
@@ -160,8 +161,22 @@ class Bench:
         self.client.close()
 
 
+#: A thread is replaced by a freshly seeded one before it would exceed this multiple of its
+#: size, so that every measured turn appends to a thread of about its size.
+REGROW = 1.25
+
+
+async def _seeded(bench: Bench, pool: dict[str, list[dict[str, Any]]], size: int, n: int) -> Thread:
+    """A new thread of ``size`` real messages (the ``n``-th for this size), synced (a PUT)."""
+    seeded = await asyncio.to_thread(bench.store.save_and_sync, _seed(pool, size, size * 1000 + n))
+    if seeded.thread is None or seeded.status != "synced":
+        raise RuntimeError(f"seeding failed: {seeded}")
+    return seeded.thread
+
+
 async def measure(base: str, secret: str, dsn: str, turns: int) -> list[Curve]:
-    """Seed one thread per size, then interleave ``turns`` turns over the sizes."""
+    """Seed one thread per size, then interleave ``turns`` turns over the sizes; a thread that
+    would outgrow ``REGROW`` x its size is first replaced by a new one (not timed)."""
     pool = real_messages()
     token = create_token(Settings(jwt_secret=secret, _env_file=None), "turns")  # type: ignore[call-arg]
     conn = await asyncpg.connect(asyncpg_dsn(dsn))
@@ -171,18 +186,15 @@ async def measure(base: str, secret: str, dsn: str, turns: int) -> list[Curve]:
     with tempfile.TemporaryDirectory(prefix="loomsync-bench-turns-") as folder:
         bench = Bench(base, token, Path(folder), meter)
         try:
-            threads = []
-            for curve in curves:
-                seeded = await asyncio.to_thread(
-                    bench.store.save_and_sync, _seed(pool, curve.size, curve.size)
-                )
-                if seeded.thread is None or seeded.status != "synced":
-                    raise RuntimeError(f"seeding failed: {seeded}")
-                threads.append(seeded.thread)
+            threads = [await _seeded(bench, pool, c.size, 0) for c in curves]
             await conn.execute("CHECKPOINT; ANALYZE")
             plan = _turns(pool, turns + 2, seed=1)
             for index, messages in enumerate(plan):
                 for i, curve in enumerate(curves):
+                    if len(threads[i].messages) + len(messages) > curve.size * REGROW:
+                        threads[i] = await _seeded(bench, pool, curve.size, index + 1)
+                    if index >= 2:
+                        curve.held.append(len(threads[i].messages))
                     scratch = Curve(curve.size)
                     threads[i] = await bench.turn(
                         threads[i], messages, scratch if index < 2 else curve
@@ -202,7 +214,7 @@ def _p(values: list[float]) -> tuple[float, float]:
 def table(curves: list[Curve], section: Section) -> None:
     """Fill ``section`` with one row per size and the target verdicts (10,000 vs 10)."""
     section.lines.append(
-        "messages | server ms p50   p95 | client ms p50 | bytes sent | req | rows written"
+        "messages held | server ms p50   p95 | client ms p50 | bytes sent | req | rows written"
         " (threads+messages) | TOAST | index recs | WAL bytes || whole PUT: bytes  server ms"
     )
     figures: dict[int, dict[str, float]] = {}
@@ -219,7 +231,7 @@ def table(curves: list[Curve], section: Section) -> None:
         figures[c.size] = figure
         split = f"{_p([w.rows['threads'] for w in c.writes])[0]:.0f}+{_p([w.rows['thread_messages'] for w in c.writes])[0]:.0f}"
         section.lines.append(
-            f"{c.size:8,d} | {s50:13.2f} {s95:5.2f} | {_p(c.client_ms)[0]:13.1f} | "
+            f"{f'{min(c.held):,}-{max(c.held):,}':>13} | {s50:13.2f} {s95:5.2f} | {_p(c.client_ms)[0]:13.1f} | "
             f"{figure['bytes sent']:10,.0f} | {_p(c.requests)[0]:3.0f} | {figure['rows written']:5.0f} ({split}) "
             f"{'':10}| {_p([w.toast_chunks for w in c.writes])[0]:5.0f} | {_p([w.index_records for w in c.writes])[0]:10.0f} | "
             f"{figure['WAL bytes']:9,.0f} || {c.put_bytes:16,d}  {_p(c.put_ms)[0]:9.1f}"
@@ -236,7 +248,7 @@ def table(curves: list[Curve], section: Section) -> None:
 
 def run(server_dsn: str, *, quick: bool = False) -> Section:
     """Recreate ``loomsync_bench_turns``, serve it with one uvicorn worker, measure, report."""
-    turns = 8 if quick else 40
+    turns = 12 if quick else 40
     section = Section(f"Per-turn cost (issue 7 item 1): {turns} turns a size, interleaved")
     asyncio.run(recreate_database(server_dsn, DATABASE))
     dsn = database_dsn(server_dsn, DATABASE)
@@ -248,7 +260,4 @@ def run(server_dsn: str, *, quick: bool = False) -> Section:
 
 
 if __name__ == "__main__":
-    default = "postgresql://postgres@127.0.0.1:5432/postgres"
-    print(
-        "\n".join(run(os.environ.get("LOOMSYNC_BENCH_DATABASE_URL", default), quick=True).render())
-    )
+    standalone(run, __doc__)

@@ -1,11 +1,12 @@
 """What a stretch of work wrote, read back from the write-ahead log (``pg_walinspect``).
 
 PostgreSQL logs every row it writes; ``pg_get_wal_records_info(start, end)`` lists those records
-with the relation each one touches. :class:`WalMeter` takes the WAL position before and after a
-piece of work and counts, for one database only (so other databases on the cluster do not
-count), the rows written to each table, the TOAST chunks, the index records and the WAL bytes
-without full-page images (a checkpoint in between would otherwise add whole 8 KiB pages at
-random). This is exact, unlike ``pg_stat_user_tables``, whose counters are flushed late.
+with the relation and transaction each one belongs to. :class:`WalMeter` takes the WAL position
+before and after a piece of work and counts, for the transactions of one database that wrote
+application rows (so other databases, autovacuum and autoanalyze do not count), the rows written
+to each table, the TOAST chunks, the index records and the WAL bytes without full-page images (a
+checkpoint in between would otherwise add whole 8 KiB pages at random). This is exact, unlike
+``pg_stat_user_tables``, whose counters are flushed late.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class WalMeter:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
         self.database_oid = ""
-        self.relations: dict[str, tuple[str, str]] = {}
+        self.relations: dict[str, tuple[str, str, str]] = {}  # node: (name, relkind, schema)
         self._start = ""
 
     async def open(self) -> None:
@@ -64,7 +65,11 @@ class WalMeter:
             " WHERE pg_relation_filenode(c.oid) IS NOT NULL"
         )
         self.relations = {
-            r["node"]: (r["relname"], "toast" if r["nspname"] == "pg_toast" else r["kind"])
+            r["node"]: (
+                r["relname"],
+                r["kind"],
+                "toast" if r["nspname"] == "pg_toast" else r["nspname"],
+            )
             for r in rows
         }
 
@@ -73,7 +78,13 @@ class WalMeter:
         self._start = await self.conn.fetchval("SELECT pg_current_wal_insert_lsn()::text")
 
     async def stop(self) -> Writes:
-        """What the database wrote since :meth:`start` (the work must have committed)."""
+        """What the work's transactions wrote since :meth:`start` (the work must have committed).
+
+        Only transactions that wrote a row of an application table (schema ``public``) count,
+        with everything they logged (their index records, TOAST chunks, commit record): the
+        background work of autovacuum (no transaction id) and autoanalyze (catalog rows) in the
+        same window does not.
+        """
         end = await self.conn.fetchval("SELECT pg_current_wal_flush_lsn()::text")
         records = await self.conn.fetch(
             "SELECT xid::text, resource_manager, record_type, record_length, fpi_length, block_ref"
@@ -81,27 +92,37 @@ class WalMeter:
             self._start,
             end,
         )
-        databases = [self._database_of(r["block_ref"]) for r in records]
+        described = []
+        for record in records:
+            relation = None
+            if self._database_of(record["block_ref"]) == self.database_oid:
+                node = self._node_of(record["block_ref"])
+                if node is not None and node not in self.relations:
+                    await self._learn_relations()  # a table rewritten since open()
+                relation = self.relations.get(node or "", (f"relfilenode {node}", "?", "?"))
+            described.append((record, relation))
         xids = {
-            r["xid"] for r, db in zip(records, databases, strict=True) if db == self.database_oid
+            record["xid"]
+            for record, relation in described
+            if relation is not None
+            and relation[2] in ("public", "toast")
+            and record["resource_manager"] == "Heap"
+            and record["record_type"].split("+")[0] in ROW_RECORDS
         }
         xids.discard("0")
         writes = Writes()
-        for record, database in zip(records, databases, strict=True):
-            if database != self.database_oid and not (database is None and record["xid"] in xids):
+        for record, relation in described:
+            if record["xid"] not in xids:
                 continue
             writes.wal_bytes += record["record_length"] - record["fpi_length"]
-            node = self._node_of(record["block_ref"])
-            if node is None:
+            if relation is None:
                 continue
-            if node not in self.relations:
-                await self._learn_relations()  # a table rewritten since open()
-            name, kind = self.relations.get(node, (f"relfilenode {node}", "?"))
+            name, _kind, schema = relation
             manager, kind_of_record = record["resource_manager"], record["record_type"]
             if manager == "Heap" and kind_of_record.split("+")[0] in ROW_RECORDS:
-                if kind == "toast":
+                if schema == "toast":
                     writes.toast_chunks += 1
-                else:
+                elif schema == "public":
                     writes.rows[name] += 1
             elif manager in ("Btree", "Gin", "Gist", "Hash", "SPGist", "BRIN"):
                 writes.index_records += 1

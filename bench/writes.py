@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from bench.harness import (
     database_dsn,
     percentiles,
     recreate_database,
+    standalone,
     uvicorn_process,
 )
 from bench.rawhttp import HttpxSender, RawSender, Sender
@@ -209,25 +209,37 @@ class Rate:
         return self.count / self.seconds
 
 
-async def drive(workers: list[Callable[[], Any]], seconds: float, meter: CpuMeter) -> Rate:
-    """Run each worker's operation in a loop until ``seconds`` pass; count completions."""
+async def drive(
+    workers: list[Callable[[], Any]], seconds: float, meter: CpuMeter, warmup: float = 0.0
+) -> Rate:
+    """Run each worker's operation in a loop for ``warmup`` seconds (not counted: caches,
+    prepared statements, pools and table sizes settle), then for ``seconds``; count the
+    completions of the second stretch only."""
     latencies: list[float] = []
-    meter.start()
-    deadline = time.monotonic() + seconds
+    started = time.monotonic()
+    counting_from = started + warmup
+    deadline = counting_from + seconds
+    measuring = asyncio.Event()
 
     async def loop(operation: Callable[[], Any]) -> None:
-        while time.monotonic() < deadline:
-            started = time.perf_counter()
+        while (now := time.monotonic()) < deadline:
+            if now >= counting_from and not measuring.is_set():
+                meter.start()
+                measuring.set()
+            begun = time.perf_counter()
             await operation()
-            latencies.append((time.perf_counter() - started) * 1000)
+            if measuring.is_set():
+                latencies.append((time.perf_counter() - begun) * 1000)
 
-    started = time.monotonic()
     await asyncio.gather(*(loop(w) for w in workers))
-    return Rate(len(latencies), time.monotonic() - started, latencies, meter.stop())
+    if not measuring.is_set():
+        meter.start()
+    elapsed = time.monotonic() - max(counting_from, started)
+    return Rate(len(latencies), elapsed, latencies, meter.stop())
 
 
 async def api_rates(
-    base: str, secret: str, server_pid: int, clients: int, seconds: float, raw: bool
+    base: str, secret: str, server_pid: int, clients: int, seconds: float, raw: bool, warmup: float
 ) -> dict[str, Rate]:
     """PUT and append rates of ``clients`` HTTP writers against the server ``server_pid``,
     with httpx or (``raw``) hand-written HTTP/1.1 (bench/rawhttp.py)."""
@@ -238,8 +250,9 @@ async def api_rates(
         kind(base, {"Authorization": f"Bearer {create_token(settings, f'writer{i}')}"})
         for i in range(clients)
     ]
-    docs = [json.dumps(new_thread_doc(i)).encode() for i in range(clients)]
-    turns = [json.dumps({"messages": _turn(i)}).encode() for i in range(clients)]
+    # the very documents the floor replays: the captured PUT and the captured append
+    docs = [json.dumps(new_thread_doc(0)).encode()] * clients
+    turns = [json.dumps({"messages": _turn(TEMPLATE_BASE)}).encode()] * clients
 
     async def expect(
         i: int, status: int, method: str, path: str, body: bytes, **headers: str
@@ -267,12 +280,12 @@ async def api_rates(
         return append
 
     try:
-        rates = {"put": await drive([putter(i) for i in range(clients)], seconds, meter)}
+        rates = {"put": await drive([putter(i) for i in range(clients)], seconds, meter, warmup)}
         for i in range(clients):
             tid = str(ThreadId.new())
             await expect(i, 201, "PUT", f"/api/threads/{tid}", docs[i])
             versions[i] = (tid, 1)
-        rates["append"] = await drive([appender(i) for i in range(clients)], seconds, meter)
+        rates["append"] = await drive([appender(i) for i in range(clients)], seconds, meter, warmup)
     finally:
         for sender in senders:
             await sender.close()
@@ -280,7 +293,12 @@ async def api_rates(
 
 
 async def floor_rates(
-    dsn: str, put: list[Statement], append: list[Statement], clients: int, seconds: float
+    dsn: str,
+    put: list[Statement],
+    append: list[Statement],
+    clients: int,
+    seconds: float,
+    warmup: float,
 ) -> dict[str, Rate]:
     """PUT and append rates of the same statements issued by asyncpg from ``clients`` tasks."""
     meter = CpuMeter()
@@ -296,7 +314,7 @@ async def floor_rates(
 
     def putter(conn: asyncpg.Connection) -> Callable[[], Any]:
         async def run() -> None:
-            await replay(conn, put, uuid.uuid4(), 0, 0)
+            await replay(conn, put, ThreadId.new().uuid, 0, 0)
 
         return run
 
@@ -311,12 +329,12 @@ async def floor_rates(
         return run
 
     try:
-        rates = {"put": await drive([putter(c) for c in conns], seconds, meter)}
+        rates = {"put": await drive([putter(c) for c in conns], seconds, meter, warmup)}
         for i, conn in enumerate(conns):
-            tid = uuid.uuid4()
+            tid = ThreadId.new().uuid
             await replay(conn, put, tid, 0, 0)
             state[i] = [tid, 1, TURN]
-        rates["append"] = await drive([appender(i) for i in range(clients)], seconds, meter)
+        rates["append"] = await drive([appender(i) for i in range(clients)], seconds, meter, warmup)
     finally:
         for conn in conns:
             await conn.close()
@@ -356,32 +374,31 @@ def report(api: dict[str, dict[str, Rate]], floor: dict[str, Rate], section: Sec
 def run(server_dsn: str, *, quick: bool = False, clients: int = 32, workers: int = 2) -> Section:
     """Recreate ``loomsync_bench_writes``, capture the statements, measure the floor, then the
     API with the raw client and with httpx."""
-    seconds = 5.0 if quick else 20.0
+    seconds, warmup = (5.0, 1.0) if quick else (20.0, 5.0)
     section = Section(
-        f"Write throughput (issue 7 item 3): {clients} writers, {seconds:.0f} s a workload, "
+        f"Write throughput (issue 7 item 3): {clients} writers, {seconds:.0f} s a workload after"
+        f" {warmup:.0f} s of warm-up, "
         f"uvicorn --workers {workers}"
     )
     asyncio.run(recreate_database(server_dsn, DATABASE))
     dsn = database_dsn(server_dsn, DATABASE)
     migrate(dsn)
     put, append = asyncio.run(capture(dsn))
-    floor = asyncio.run(floor_rates(dsn, put, append, clients, seconds))
+    floor = asyncio.run(floor_rates(dsn, put, append, clients, seconds, warmup))
     api: dict[str, dict[str, Rate]] = {}
     with uvicorn_process(dsn, workers=workers) as (base, secret, process):
         for kind in ("raw", "httpx"):
             api[kind] = asyncio.run(
-                api_rates(base, secret, process.pid, clients, seconds, raw=kind == "raw")
+                api_rates(base, secret, process.pid, clients, seconds, kind == "raw", warmup)
             )
     report(api, floor, section)
     section.lines.append(
         f"statements a request: put {len(put)}, append {len(append)} (captured from the server,"
-        " replayed by the floor; plus BEGIN/COMMIT, and the pool's pre-ping for the API)"
+        " replayed by the floor, with BEGIN/COMMIT around them); CPU of postgres: every"
+        " PostgreSQL process of the server (run on an otherwise idle server)"
     )
     return section
 
 
 if __name__ == "__main__":
-    default = "postgresql://postgres@127.0.0.1:5432/postgres"
-    print(
-        "\n".join(run(os.environ.get("LOOMSYNC_BENCH_DATABASE_URL", default), quick=True).render())
-    )
+    standalone(run, __doc__)
