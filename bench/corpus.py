@@ -124,7 +124,10 @@ def _with_text(message: dict[str, Any], extra: str) -> dict[str, Any]:
     return changed
 
 
-class _Batch:
+class Batch:
+    """The columns of one :class:`BulkLoader` batch: threads, messages and commits, as the
+    parallel arrays INSERT_THREADS, INSERT_MESSAGES and INSERT_COMMITS take."""
+
     def __init__(self) -> None:
         self.threads: list[list[Any]] = [[] for _ in range(15)]
         self.messages: list[list[Any]] = [[] for _ in range(7)]
@@ -139,12 +142,59 @@ class _Batch:
             column.append(value)
 
 
-async def _write(pool: asyncpg.Pool, batch: _Batch) -> None:
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute(INSERT_THREADS, *batch.threads)
-        await conn.execute(INSERT_MESSAGES, *batch.messages)
-        if batch.commits[0]:
-            await conn.execute(INSERT_COMMITS, *batch.commits)
+class BulkLoader:
+    """Bulk writes into a migrated database with its GIN indexes dropped for the load.
+
+    Each :class:`Batch` is one transaction on one of ``workers`` pooled connections, at most
+    ``workers`` at a time; :meth:`finish` waits for them, rebuilds the GIN indexes and runs
+    ``VACUUM ANALYZE``.
+    """
+
+    def __init__(self, pool: asyncpg.Pool, workers: int) -> None:
+        self.pool = pool
+        self.workers = workers
+        self.pending: set[asyncio.Task[None]] = set()
+        self.started = time.monotonic()
+
+    @classmethod
+    async def open(cls, dsn: str, workers: int = 2) -> BulkLoader:
+        """Connect and drop the GIN indexes."""
+        pool = await asyncpg.create_pool(dsn, min_size=workers, max_size=workers)
+        assert pool is not None
+        async with pool.acquire() as conn:
+            for name in GIN_INDEXES:
+                await conn.execute(f"DROP INDEX IF EXISTS {name}")
+        return cls(pool, workers)
+
+    async def write(self, batch: Batch) -> None:
+        """Start writing ``batch``; waits while ``workers`` batches are in flight."""
+        if len(self.pending) >= self.workers:
+            done, self.pending = await asyncio.wait(
+                self.pending, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in done:
+                task.result()
+        self.pending.add(asyncio.create_task(self._write(batch)))
+
+    async def _write(self, batch: Batch) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(INSERT_THREADS, *batch.threads)
+            await conn.execute(INSERT_MESSAGES, *batch.messages)
+            if batch.commits[0]:
+                await conn.execute(INSERT_COMMITS, *batch.commits)
+
+    async def finish(self) -> None:
+        """Wait for every batch, rebuild the GIN indexes, ``VACUUM ANALYZE``, disconnect."""
+        for task in self.pending:
+            await task
+        elapsed = time.monotonic() - self.started
+        print(f"  rows loaded in {elapsed:,.0f} s; building GIN indexes", flush=True)
+        async with self.pool.acquire() as conn:
+            await conn.execute("SET maintenance_work_mem = '1GB'")
+            for sql in GIN_INDEXES.values():
+                await conn.execute(sql)
+            await conn.execute("VACUUM ANALYZE")
+        await self.pool.close()
 
 
 async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: int = 2) -> Terms:
@@ -153,14 +203,8 @@ async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: in
     templates, real_messages = _load_real()
     prepared = prepare_messages(real_messages)
     terms, planted = plant_terms(shape, rng)
-    pool = await asyncpg.create_pool(dsn, min_size=workers, max_size=workers)
-    assert pool is not None
-    async with pool.acquire() as conn:
-        for name in GIN_INDEXES:
-            await conn.execute(f"DROP INDEX IF EXISTS {name}")
-    started = time.monotonic()
-    pending: set[asyncio.Task[None]] = set()
-    batch = _Batch()
+    loader = await BulkLoader.open(dsn, workers)
+    batch = Batch()
     written = 0
     for index in range(shape.threads):
         template = rng.choice(templates)
@@ -202,26 +246,14 @@ async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: in
             batch.commits[0].append(thread_id)
             batch.commits[1].append(sha)
         if len(batch.threads[0]) >= batch_threads or index == shape.threads - 1:
-            if len(pending) >= workers:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()
-            pending.add(asyncio.create_task(_write(pool, batch)))
+            await loader.write(batch)
             written += len(batch.threads[0])
-            batch = _Batch()
+            batch = Batch()
             if written % 10_000 < batch_threads:
-                rate = written / (time.monotonic() - started)
+                rate = written / (time.monotonic() - loader.started)
                 print(f"  {written:>7} threads written ({rate:,.0f}/s)", flush=True)
-    for task in pending:
-        await task
-    print(f"  rows loaded in {time.monotonic() - started:,.0f} s; building GIN indexes", flush=True)
-    async with pool.acquire() as conn:
-        await conn.execute("SET maintenance_work_mem = '1GB'")
-        for sql in GIN_INDEXES.values():
-            await conn.execute(sql)
-        await conn.execute("VACUUM ANALYZE")
-    await pool.close()
-    print(f"  corpus ready in {time.monotonic() - started:,.0f} s", flush=True)
+    await loader.finish()
+    print(f"  corpus ready in {time.monotonic() - loader.started:,.0f} s", flush=True)
     return terms
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import re
@@ -22,6 +23,8 @@ from typing import Any
 import asyncpg
 import httpx
 from sqlalchemy.engine import make_url
+
+from app.database import migrate
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -64,6 +67,15 @@ async def recreate_database(server_dsn: str, name: str) -> None:
         await conn.execute(f'CREATE DATABASE "{name}"')
     finally:
         await conn.close()
+
+
+def fresh_database(server_dsn: str, name: str) -> str:
+    """Drop and create database ``name``, migrate it to head, and return its DSN (from
+    synchronous code: it runs its own event loops)."""
+    asyncio.run(recreate_database(server_dsn, name))
+    dsn = database_dsn(server_dsn, name)
+    migrate(dsn)
+    return dsn
 
 
 def free_port() -> int:

@@ -43,7 +43,7 @@ from app.threads.access import readable
 from app.threads.documents import derived_columns, dump_json, prepare_messages
 from app.threads.indexing import thread_texts
 from app.threads.tables import threads
-from bench.corpus import GIN_INDEXES, INSERT_MESSAGES, INSERT_THREADS, NOW
+from bench.corpus import NOW, Batch, BulkLoader
 from bench.harness import (
     Section,
     asyncpg_dsn,
@@ -55,7 +55,7 @@ from bench.harness import (
     server_ms,
     uvicorn_server,
 )
-from bench.load import load_real
+from bench.realdata import all_real_messages, real_templates
 
 DATABASE = "loomsync_bench_list"
 LISTER = Principal(user_id="lister", org_id="org0")
@@ -87,10 +87,9 @@ class ListShape:
 def _templates() -> tuple[list[list[Any]], list[Any]]:
     """Per real thread and visibility, the thread columns INSERT_THREADS takes after
     (id, owner, org), without the timestamp and message count; and small prepared messages."""
-    templates, messages, _ = load_real()
-    small = [m for m in prepare_messages(messages) if len(m.body) <= SMALL_BODY]
+    small = [m for m in prepare_messages(all_real_messages()) if len(m.body) <= SMALL_BODY]
     rows: list[list[Any]] = []
-    for template in templates:
+    for template in real_templates():
         for visibility in ("organization",) * 6 + ("private",) * 3 + ("public",):
             doc = {**template, "visibility": visibility}
             columns = derived_columns(doc)
@@ -102,12 +101,6 @@ def _templates() -> tuple[list[list[Any]], list[Any]]:
     return rows, small
 
 
-async def _write(pool: asyncpg.Pool, threads: list[list[Any]], messages: list[list[Any]]) -> None:
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute(INSERT_THREADS, *threads)
-        await conn.execute(INSERT_MESSAGES, *messages)
-
-
 async def build(dsn: str, shape: ListShape, *, batch: int = 2000) -> None:
     """Fill the migrated, empty database at ``dsn`` with ``shape`` (bulk ``unnest`` inserts,
     GIN indexes rebuilt after the load, then ``VACUUM ANALYZE``)."""
@@ -115,16 +108,9 @@ async def build(dsn: str, shape: ListShape, *, batch: int = 2000) -> None:
     rows, small = _templates()
     mine = set(rng.sample(range(shape.threads), shape.mine))
     seconds = rng.sample(range(365 * 86400), shape.threads)  # distinct last_activity_at
-    pool = await asyncpg.create_pool(dsn, min_size=2, max_size=2)
-    assert pool is not None
-    async with pool.acquire() as conn:
-        for name in GIN_INDEXES:
-            await conn.execute(f"DROP INDEX IF EXISTS {name}")
-    started = time.monotonic()
-    pending: set[asyncio.Task[None]] = set()
+    loader = await BulkLoader.open(dsn)
     for first in range(0, shape.threads, batch):
-        threads: list[list[Any]] = [[] for _ in range(15)]
-        messages: list[list[Any]] = [[] for _ in range(7)]
+        chunk = Batch()
         for index in range(first, min(first + batch, shape.threads)):
             thread_id = uuid.UUID(int=rng.getrandbits(128), version=4)
             if index in mine:
@@ -134,30 +120,16 @@ async def build(dsn: str, shape: ListShape, *, batch: int = 2000) -> None:
                 owner, org = f"user{user}", f"org{user % shape.orgs}"
             count = rng.randint(0, shape.max_messages)
             visibility, *texts = rng.choice(rows)
-            values = [thread_id, owner, org, visibility, NOW - timedelta(seconds=seconds[index]),
-                      *texts[:6], count, *texts[6:]]  # fmt: skip
-            for column, value in zip(threads, values, strict=True):
-                column.append(value)
+            chunk.add_thread(thread_id, owner, org, visibility,
+                               NOW - timedelta(seconds=seconds[index]), *texts[:6], count,
+                               *texts[6:])  # fmt: skip
             for seq in range(count):
                 m = rng.choice(small)
-                values = [thread_id, seq, m.role, m.body, m.content_hash, m.content_text,
-                          m.tool_text]  # fmt: skip
-                for column, value in zip(messages, values, strict=True):
-                    column.append(value)
-        if len(pending) >= 2:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                task.result()
-        pending.add(asyncio.create_task(_write(pool, threads, messages)))
-    for task in pending:
-        await task
-    print(f"  rows loaded in {time.monotonic() - started:,.0f} s; indexing", flush=True)
-    async with pool.acquire() as conn:
-        for sql in GIN_INDEXES.values():
-            await conn.execute(sql)
-        await conn.execute("VACUUM ANALYZE")
-    await pool.close()
-    print(f"  database ready in {time.monotonic() - started:,.0f} s", flush=True)
+                chunk.add_message(thread_id, seq, m.role, m.body, m.content_hash,
+                                    m.content_text, m.tool_text)  # fmt: skip
+        await loader.write(chunk)
+    await loader.finish()
+    print(f"  database ready in {time.monotonic() - loader.started:,.0f} s", flush=True)
 
 
 async def ensure_database(server_dsn: str, shape: ListShape, rebuild: bool = False) -> str:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import random
 import re
 import sys
@@ -30,9 +28,9 @@ import psutil
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import migrate
-from bench.corpus import REAL_THREADS
-from bench.harness import database_dsn, record, recreate_database, uvicorn_process
+from bench.harness import fresh_database, record, uvicorn_process
+from bench.harness import server_dsn as default_server_dsn
+from bench.realdata import all_real_messages, real_templates
 from loomsync.ids import ThreadId
 
 DATABASE = "loomsync_bench_load"
@@ -45,16 +43,10 @@ POOL_GAUGE = re.compile(r"^(loomsync_db_pool_\w+) (\S+)$", re.MULTILINE)
 
 def load_real() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """(thread templates without messages, all real messages, words for searches)."""
-    templates, messages = [], []
-    for path in sorted(REAL_THREADS.glob("T-*.json")):
-        doc = json.loads(path.read_text())
-        messages.extend(doc["conversation"].pop("messages"))
-        for key in ("id", "version", "created_at", "updated_at"):
-            doc.pop(key, None)
-        templates.append(doc)
+    messages = all_real_messages()
     text = " ".join(m["content"] for m in messages if isinstance(m.get("content"), str))
     words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{5,12}", text)})
-    return templates, messages, words
+    return real_templates(), messages, words
 
 
 class Stats:
@@ -243,12 +235,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
-    server_dsn = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    asyncio.run(recreate_database(server_dsn, DATABASE))
-    dsn = database_dsn(server_dsn, DATABASE)
-    migrate(dsn)
+    server_dsn = default_server_dsn()
+    dsn = fresh_database(server_dsn, DATABASE)
     print(f"{args.clients} clients for {args.seconds:.0f} s against {args.workers} workers …")
     with uvicorn_process(dsn, workers=args.workers) as (base, secret, process):
         stats, peaks, metrics, elapsed = asyncio.run(run_load(base, secret, dsn, process.pid, args))

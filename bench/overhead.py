@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -25,8 +24,14 @@ import asyncpg
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
-from app.database import SERVER_SETTINGS, migrate
-from bench.harness import asyncpg_dsn, database_dsn, record, recreate_database, uvicorn_process
+from app.database import SERVER_SETTINGS
+from bench.harness import (
+    asyncpg_dsn,
+    fresh_database,
+    record,
+    uvicorn_process,
+)
+from bench.harness import server_dsn as default_server_dsn
 from bench.rawhttp import RawSender
 from bench.writes import CpuMeter, drive
 
@@ -121,12 +126,8 @@ def main() -> None:
     )
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
-    server_dsn = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    asyncio.run(recreate_database(server_dsn, DATABASE))
-    dsn = database_dsn(server_dsn, DATABASE)
-    migrate(dsn)
+    server_dsn = default_server_dsn()
+    dsn = fresh_database(server_dsn, DATABASE)
     lines = asyncio.run(layers(dsn))
     with uvicorn_process(dsn, workers=2) as (base, _secret, process):
         lines += asyncio.run(endpoints(base, process.pid))

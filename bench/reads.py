@@ -32,14 +32,13 @@ import psutil
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import SERVER_SETTINGS, migrate
+from app.database import SERVER_SETTINGS
 from app.threads.reads import RUN_MESSAGES
 from bench.corpus import REAL_THREADS
 from bench.harness import (
     Section,
-    database_dsn,
+    fresh_database,
     percentiles,
-    recreate_database,
     server_ms,
     standalone,
     uvicorn_process,
@@ -285,9 +284,7 @@ def run(server_dsn: str, *, quick: bool = False) -> Section:
     (table lines and, per size, the time target ``API p50 ≤ 2 x floor p50`` and the memory
     target ``peak RSS increase < 3 x size``)."""
     runs = QUICK_RUNS if quick else RUNS
-    asyncio.run(recreate_database(server_dsn, DATABASE))
-    dsn = database_dsn(server_dsn, DATABASE)
-    migrate(dsn)
+    dsn = fresh_database(server_dsn, DATABASE)
     with uvicorn_process(dsn, env=BUILD_ENV) as (base, secret, _):
         token = create_token(Settings(jwt_secret=secret, _env_file=None), USER)  # type: ignore[call-arg]
         threads = build(base, token)

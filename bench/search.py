@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import sys
 import time
@@ -41,6 +40,7 @@ from bench.harness import (
     recreate_database,
     uvicorn_server,
 )
+from bench.harness import server_dsn as default_server_dsn
 
 DATABASE = "loomsync_bench_search"
 SEARCHER = Principal(user_id="user0", org_id="org0", roles=frozenset())
@@ -208,9 +208,7 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
-    server_dsn = os.environ.get(
-        "LOOMSYNC_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
+    server_dsn = default_server_dsn()
     shape = Shape(
         threads=args.threads, mean_messages=args.mean_messages, users=args.users, orgs=args.orgs
     )

@@ -31,13 +31,11 @@ import httpx
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import migrate
 from bench.harness import (
     Section,
     asyncpg_dsn,
-    database_dsn,
+    fresh_database,
     percentiles,
-    recreate_database,
     server_ms,
     standalone,
     uvicorn_server,
@@ -250,9 +248,7 @@ def run(server_dsn: str, *, quick: bool = False) -> Section:
     """Recreate ``loomsync_bench_turns``, serve it with one uvicorn worker, measure, report."""
     turns = 12 if quick else 40
     section = Section(f"Per-turn cost (issue 7 item 1): {turns} turns a size, interleaved")
-    asyncio.run(recreate_database(server_dsn, DATABASE))
-    dsn = database_dsn(server_dsn, DATABASE)
-    migrate(dsn)
+    dsn = fresh_database(server_dsn, DATABASE)
     with uvicorn_server(dsn) as (base, secret):
         curves = asyncio.run(measure(base, secret, dsn, turns))
     table(curves, section)

@@ -33,14 +33,13 @@ from sqlalchemy import event
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import SERVER_SETTINGS, migrate
+from app.database import SERVER_SETTINGS
 from app.main import create_app
 from bench.harness import (
     Section,
     asyncpg_dsn,
-    database_dsn,
+    fresh_database,
     percentiles,
-    recreate_database,
     standalone,
     uvicorn_process,
 )
@@ -380,9 +379,7 @@ def run(server_dsn: str, *, quick: bool = False, clients: int = 32, workers: int
         f" {warmup:.0f} s of warm-up, "
         f"uvicorn --workers {workers}"
     )
-    asyncio.run(recreate_database(server_dsn, DATABASE))
-    dsn = database_dsn(server_dsn, DATABASE)
-    migrate(dsn)
+    dsn = fresh_database(server_dsn, DATABASE)
     put, append = asyncio.run(capture(dsn))
     floor = asyncio.run(floor_rates(dsn, put, append, clients, seconds, warmup))
     api: dict[str, dict[str, Rate]] = {}

@@ -253,8 +253,7 @@ async def create_or_replace(
         await rows.replace_messages(session, thread_id, messages)
     await rows.write_commits(session, thread_id, doc, replace=not created)
     # the answer is rendered from what was stored (the same texts a GET splices), not read back
-    stored = b",".join(m.body.encode() for m in messages)
-    body = render_document(claimed, doc, [stored] if messages else [])
+    body = render_document(claimed, doc, [m.body.encode() for m in messages])
     await session.commit()
     return body, claimed.version, created
 
