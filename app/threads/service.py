@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.errors import ValidationFailed, validation_errors
 from app.threads.schemas import AppendRequest, ThreadPatch
+from loomsync.edits import merge_patch
 from loomsync.ids import ThreadId
 from loomsync.model import Metadata, Thread
 
@@ -103,19 +104,6 @@ def apply_append(doc: dict[str, Any], request: AppendRequest) -> tuple[dict[str,
             doc[key] = value
             commits_changed = commits_changed or key.endswith("_commit_sha")
     return doc, commits_changed
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396 JSON merge patch of ``patch`` onto ``target`` (neither is modified)."""
-    if not isinstance(patch, dict):
-        return patch  # freshly parsed JSON: nothing else holds a reference
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def apply_patch(
