@@ -10,8 +10,8 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.errors import Gone, NotFound
-from app.threads.access import AccessFacts, can_read
+from app.errors import Forbidden, Gone, NotFound
+from app.threads.access import AccessFacts, can_fork, can_read
 from app.threads.documents import render_thread
 from app.threads.tables import thread_messages, threads
 
@@ -110,6 +110,26 @@ async def render(session: AsyncSession, thread_id: uuid.UUID) -> bytes:
     row = await load_row(session, thread_id)
     assert row is not None
     return await render_row(session, row)
+
+
+async def load_forkable(
+    session: AsyncSession, principal: Principal, thread_id: uuid.UUID
+) -> Row[Any]:
+    """A thread row the caller may read, copy into a fork (:func:`can_fork`), and that is not
+    deleted.
+
+    Raises:
+        NotFound, Gone: as :func:`load_readable`.
+        Forbidden: the caller reads the thread only through the ``support`` role (API.md §4:
+            support reads, and does not copy).
+    """
+    row = await load_readable(session, principal, thread_id)
+    if not can_fork(principal, facts(row)):
+        raise Forbidden(
+            "Support access reads a thread and does not copy it: forking needs access to the "
+            "thread other than the support role."
+        )
+    return row
 
 
 async def load_readable(

@@ -49,7 +49,7 @@ from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
 from app.threads.reads import (
     begin_snapshot,
-    load_readable,
+    load_forkable,
     load_row,
     read_thread,
     render,
@@ -383,7 +383,7 @@ __all__ = [
     "create_or_replace",
     "insert_fork",
     "list_threads",
-    "load_readable",
+    "load_forkable",
     "read_thread",
     "render",
     "soft_delete",
