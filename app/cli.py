@@ -15,7 +15,7 @@ import typer
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
-from app.auth import create_token, id_claim_problem, unscoped_key_warning
+from app.auth import claims_problem, create_token, unscoped_key_warning
 from app.config import Settings
 from app.database import (
     embedded_secret,
@@ -201,11 +201,10 @@ def token_create(
     """Print a signed bearer token (HS256 with LOOMSYNC_JWT_SECRET, or the embedded server's)."""
     settings = _settings()
     seconds = parse_ttl(ttl)
-    for option, value in (("--sub", sub), ("--org", org)):
-        problem = id_claim_problem(value) if value is not None else None
-        if problem is not None:  # the server would refuse the token (API.md section 3)
-            console.print(f"[red]{option} {problem}: the server refuses such a token.[/red]")
-            raise typer.Exit(2)
+    problem = claims_problem(sub, org, role or [])
+    if problem is not None:  # the server would refuse the token (API.md section 3)
+        console.print(f"[red]{problem}: the server refuses such a token.[/red]")
+        raise typer.Exit(2)
     if settings.jwt_secret is None and not settings.async_database_url:
         secret_file = settings.data_dir / "jwt_secret"
         if not secret_file.exists():

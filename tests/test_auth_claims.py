@@ -160,7 +160,9 @@ def token_env(settings: Settings) -> dict[str, str | None]:
         pytest.param(["--sub", LONG], "--sub is 10000 characters long", id="sub_10kb"),
         pytest.param(["--sub", "x", "--org", "o" * 256], "--org is 256 characters", id="org"),
         pytest.param(["--sub", "x", "--org", ""], "--org must not be empty", id="org_empty"),
-        pytest.param(["--sub", "x", "--role", "r" * 65], "a role is 65 characters", id="role"),
+        pytest.param(
+            ["--sub", "x", "--role", "r" * 65], "--role: a role is 65 characters", id="role"
+        ),
     ],
 )
 def test_cli_token_create_refuses_claims_the_server_refuses(
