@@ -41,6 +41,12 @@ _RUN = select(
 )
 
 
+SUPPORT_DOES_NOT_COPY = (
+    "Support access reads a thread and does not copy it: a fork needs access to the thread "
+    "other than the support role."
+)
+
+
 def facts(row: Any) -> AccessFacts:
     """The access-deciding columns of a ``threads`` row."""
     return AccessFacts(row.owner_id, row.org_id, row.visibility, row.is_shared_with_support)
@@ -125,11 +131,33 @@ async def load_forkable(
     """
     row = await load_readable(session, principal, thread_id)
     if not can_fork(principal, facts(row)):
-        raise Forbidden(
-            "Support access reads a thread and does not copy it: forking needs access to the "
-            "thread other than the support role."
-        )
+        raise Forbidden(SUPPORT_DOES_NOT_COPY)
     return row
+
+
+async def check_copy_of(session: AsyncSession, principal: Principal, source_id: uuid.UUID) -> None:
+    """Refuse a whole-thread write whose document says it copies thread ``source_id``
+    (``metadata.extra.forked_from``, as a client's local fork writes it) when the caller reads
+    that thread only through the ``support`` role: the same rule as a fork on the server
+    (API.md §4). A source that does not exist, or that the caller may not read at all, is left
+    alone (refusing would tell that it exists).
+
+    Raises:
+        Forbidden: the caller is a support-only reader of ``source_id``.
+    """
+    access = (
+        await session.execute(
+            select(
+                threads.c.owner_id,
+                threads.c.org_id,
+                threads.c.visibility,
+                threads.c.is_shared_with_support,
+            ).where(threads.c.id == source_id)
+        )
+    ).first()
+    if access is not None and can_read(principal, facts(access)):
+        if not can_fork(principal, facts(access)):
+            raise Forbidden(SUPPORT_DOES_NOT_COPY)
 
 
 async def load_readable(

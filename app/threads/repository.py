@@ -49,6 +49,7 @@ from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
 from app.threads.reads import (
     begin_snapshot,
+    check_copy_of,
     load_forkable,
     load_row,
     read_thread,
@@ -378,6 +379,7 @@ async def soft_delete(
 __all__ = [
     "append_messages",
     "audit_sharing",
+    "check_copy_of",
     "check_message_limit",
     "claim",
     "create_or_replace",

@@ -133,6 +133,9 @@ async def _store_whole(
 ) -> Response:
     thread, raw_messages = service.parse_thread(_object(raw), url_id)
     thread_id = url_id or thread.id or ThreadId.new()
+    origin = service.fork_origin(thread)
+    if origin is not None:  # a fork made on the client obeys the rule of a fork on the server
+        await repository.check_copy_of(session, audit.principal, origin.uuid)
     repository.check_message_limit(len(raw_messages), settings.max_messages)
     precondition = parse_if_match(if_match) or Precondition.exactly(thread.version)
     body, version, created = await repository.create_or_replace(
@@ -155,7 +158,7 @@ async def _store_whole(
     "",
     status_code=201,
     response_model=ThreadOut,
-    responses=problem_responses(400, 401, 409, 413, 422, 503),
+    responses=problem_responses(400, 401, 403, 409, 413, 422, 503),
     openapi_extra=_body_ref("Thread"),
 )
 async def create_thread(
@@ -167,7 +170,8 @@ async def create_thread(
     if_match: IfMatch = None,
 ) -> Response:
     """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
-    the base version (If-Match or ``version``) is not 0."""
+    the base version (If-Match or ``version``) is not 0; 403 for a fork made on the client
+    (``metadata.extra.forked_from``) of a thread the caller reads only as support."""
     return await _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False)
 
 

@@ -15,7 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
+from loomsync.codec import document as document_of
+from loomsync.codec import dumps
+from loomsync.edits import forked
 from loomsync.ids import ThreadId
+from loomsync.model import Thread
 from tests.conftest import TokenFactory
 
 KINDS: dict[str, dict[str, Any]] = {
@@ -220,6 +224,38 @@ async def test_fork_follows_access_table(
         assert_problem(r, 404, "not_found")
     assert await listed(client, people, caller, "mine") == []  # no copy was stored
     assert (await owner_view(client, people, tid)).json()["version"] == 1
+
+
+@pytest.mark.parametrize(
+    ("caller", "kind", "cell"),
+    [
+        pytest.param(caller, kind, FORKS[caller][i], id=f"{caller}-{kind}")
+        for caller in FORKS
+        for i, kind in enumerate(KINDS)
+    ],
+)
+async def test_fork_made_on_the_client_follows_the_same_table(
+    client: httpx.AsyncClient, people: People, caller: str, kind: str, cell: str
+) -> None:
+    """``loomsync fork`` forks on the client (``loomsync.edits.forked``) and uploads the copy
+    as a new thread naming its source in ``metadata.extra.forked_from``: that upload obeys the
+    fork rule too. A caller who cannot read the source (cell ``-``) learns nothing from the
+    answer: it is the same as for a source that does not exist."""
+    tid = await create(client, people, kind)
+    source = Thread.model_validate((await owner_view(client, people, tid)).json())
+    copy = forked(source)
+    headers = {**people.headers[caller], "If-Match": '"0"', "Content-Type": "application/json"}
+    r = await client.put(
+        f"/api/threads/{copy.id}", content=dumps(document_of(copy)), headers=headers
+    )
+    if cell == "X":
+        assert_problem(r, 403, "forbidden")
+        assert "support" in r.json()["detail"]
+        assert await listed(client, people, caller, "mine") == []
+        return
+    assert r.status_code == 201, r.text
+    assert r.json()["owner_id"] == people.users[caller]
+    assert r.json()["metadata"]["extra"]["forked_from"] == {"id": tid, "version": 1}
 
 
 async def test_anonymous_fork_gets_401(client: httpx.AsyncClient, people: People) -> None:
