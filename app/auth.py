@@ -227,7 +227,8 @@ def _principal_from_claims(claims: dict[str, Any]) -> Principal:
         Unauthorized: any claim outside those bounds (401 ``invalid_token``).
     """
     for name in ("sub", "org"):
-        problem = id_claim_problem(claims[name]) if name in claims else None
+        required = name == "sub"  # jose checked that it is there; this would catch a lapse
+        problem = id_claim_problem(claims.get(name)) if required or name in claims else None
         if problem is not None:
             raise Unauthorized(f"The token's '{name}' claim {problem}.")
     roles = claims.get("roles", [])
