@@ -102,8 +102,8 @@ class TokenVerifier:
 
     def __init__(self, settings: Settings) -> None:
         self.algorithms = settings.algorithms
-        self.issuer = settings.jwt_issuer
-        self.audience = settings.jwt_audience
+        self.issuer = settings.jwt_issuer or None  # set but empty: unset, as create_token reads it
+        self.audience = settings.jwt_audience or None
         self._hmac_key = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
         self._key_file: KeyFile | None = None
         if settings.jwt_jwks is not None:
@@ -129,9 +129,10 @@ class TokenVerifier:
         """Return the Principal named by a valid token.
 
         Raises:
-            Unauthorized: bad signature or algorithm, expired, ``exp``/``sub`` missing, ``sub``
-                not a non-empty string, ``org`` not a string, ``roles`` not a list of strings,
-                ``iss``/``aud`` wrong when configured.
+            Unauthorized: bad signature or algorithm, expired, ``exp``/``sub`` missing, a claim
+                out of bounds (:func:`_principal_from_claims`), ``iss``/``aud`` missing or
+                wrong when configured, or present when not: a token minted for another service
+                does not open this one (API.md section 3).
         """
         try:
             header = jwt.get_unverified_header(token)
@@ -153,7 +154,8 @@ class TokenVerifier:
                 options={
                     "require_exp": True,
                     "require_sub": True,
-                    "verify_aud": self.audience is not None,
+                    # always on: without a configured audience, a token naming any is refused
+                    "verify_aud": True,
                     "require_aud": self.audience is not None,
                     "require_iss": self.issuer is not None,
                 },
@@ -162,7 +164,18 @@ class TokenVerifier:
             raise Unauthorized(f"The bearer token is invalid: {exc}") from exc
         except Exception as exc:  # jose raises other errors on hostile keys and headers
             raise Unauthorized("The bearer token is invalid.") from exc
+        if self.issuer is None and "iss" in claims:
+            raise Unauthorized("The token names an issuer; this server is configured with none.")
         return _principal_from_claims(claims)
+
+
+#: Longest ``sub`` and ``org`` claim, in characters (API.md section 3): they are stored, indexed
+#: and compared on every request, and a btree index row holds at most about 2.7 kB.
+MAX_ID_CHARS = 255
+#: At most this many ``roles``, each of at most :data:`MAX_ROLE_CHARS` characters: only
+#: ``admin`` and ``support`` mean anything, and every audit event records the caller's roles.
+MAX_ROLES = 32
+MAX_ROLE_CHARS = 64
 
 
 def _storable(value: str) -> bool:
@@ -170,17 +183,91 @@ def _storable(value: str) -> bool:
     return "\x00" not in value and not any("\ud800" <= c <= "\udfff" for c in value)
 
 
+def id_claim_problem(value: object, limit: int = MAX_ID_CHARS) -> str | None:
+    """Why ``value`` cannot be a ``sub``/``org`` (or, with ``limit``, a role); None when it can.
+
+    An id is a string of 1 to ``limit`` characters (Unicode code points), not blank, that
+    PostgreSQL ``text`` can hold. The reason never quotes the value (it may be megabytes).
+    """
+    if not isinstance(value, str):
+        return "must be a string"
+    if not value.strip():
+        return "must not be empty or blank"
+    if len(value) > limit:
+        return f"is {len(value)} characters long; the limit is {limit}"
+    if not _storable(value):
+        return "must not hold NUL or unpaired surrogate characters"
+    return None
+
+
+def claims_problem(sub: str, org: str | None, roles: list[str]) -> str | None:
+    """Why a token with these claims would be refused (:func:`_principal_from_claims`), as a
+    sentence naming the ``token create`` option at fault; None when it would be accepted."""
+    for option, value in (("--sub", sub), ("--org", org)):
+        problem = id_claim_problem(value) if value is not None else None
+        if problem is not None:
+            return f"{option} {problem}"
+    if len(roles) > MAX_ROLES:
+        return f"a token carries at most {MAX_ROLES} roles (--role)"
+    for role in roles:
+        problem = id_claim_problem(role, MAX_ROLE_CHARS)
+        if problem is not None:
+            return f"--role: a role {problem}"
+    return None
+
+
 def _principal_from_claims(claims: dict[str, Any]) -> Principal:
-    sub = claims.get("sub")
-    if not isinstance(sub, str) or not sub or not _storable(sub):
-        raise Unauthorized("The token's 'sub' claim must be a non-empty string.")
-    org = claims.get("org")
-    if org is not None and (not isinstance(org, str) or not _storable(org)):
-        raise Unauthorized("The token's 'org' claim must be a string.")
+    """The Principal of verified ``claims`` (API.md section 3).
+
+    ``sub`` is required and ``org`` optional, each a string of 1-255 characters when present
+    (a JSON ``null`` is not a string); ``roles`` is optional, a list of at most 32 strings of
+    1-64 characters.
+
+    Raises:
+        Unauthorized: any claim outside those bounds (401 ``invalid_token``).
+    """
+    for name in ("sub", "org"):
+        required = name == "sub"  # jose checked that it is there; this would catch a lapse
+        problem = id_claim_problem(claims.get(name)) if required or name in claims else None
+        if problem is not None:
+            raise Unauthorized(f"The token's '{name}' claim {problem}.")
     roles = claims.get("roles", [])
-    if not isinstance(roles, list) or not all(isinstance(r, str) and _storable(r) for r in roles):
-        raise Unauthorized("The token's 'roles' claim must be a list of strings.")
-    return Principal(user_id=sub, org_id=org or None, roles=frozenset(roles))
+    if not isinstance(roles, list) or len(roles) > MAX_ROLES:
+        raise Unauthorized(f"The token's 'roles' claim must be a list of at most {MAX_ROLES}.")
+    for role in roles:
+        problem = id_claim_problem(role, MAX_ROLE_CHARS)
+        if problem is not None:
+            raise Unauthorized(f"Each of the token's 'roles' {problem}.")
+    return Principal(user_id=claims["sub"], org_id=claims.get("org"), roles=frozenset(roles))
+
+
+def unscoped_key_warning(settings: Settings) -> str | None:
+    """A warning for ``serve`` when tokens are verified with a public key or JWKS (RS*/ES*) and
+    no audience or issuer is configured; None otherwise.
+
+    Such keys usually belong to an identity provider that signs tokens for many services: with
+    no ``LOOMSYNC_JWT_AUDIENCE`` this server cannot tell its own tokens from theirs (tokens that
+    carry an ``aud`` or ``iss`` are refused then, so a provider's tokens will not work either).
+    """
+    asymmetric = any(not a.startswith("HS") for a in settings.algorithms)
+    if not asymmetric:
+        return None
+    missing = [
+        name
+        for name, value in (
+            ("LOOMSYNC_JWT_AUDIENCE", settings.jwt_audience),
+            ("LOOMSYNC_JWT_ISSUER", settings.jwt_issuer),
+        )
+        if not value
+    ]
+    if not missing:
+        return None
+    return (
+        f"{' and '.join(missing)} unset while tokens are verified with a public key or JWKS: "
+        "any token that key signs opens this server, even one minted for another service, "
+        "and tokens that name an audience or issuer are refused. Set both to the values your "
+        "identity provider puts in this server's tokens (docs/operations.md)."
+    )
 
 
 def create_token(
@@ -197,7 +284,9 @@ def create_token(
     ``iss``/``aud`` when configured.
 
     Raises:
-        ValueError: no shared secret is configured or no HS* algorithm is accepted.
+        ValueError: no shared secret is configured or no HS* algorithm is accepted. The claims
+            are not checked here (tests mint tokens the server must refuse): ``token create``
+            checks them with :func:`claims_problem`.
     """
     if settings.jwt_secret is None:
         raise ValueError("token create needs LOOMSYNC_JWT_SECRET (or the embedded server's secret)")
@@ -213,7 +302,7 @@ def create_token(
         "iat": now,
         "exp": now + ttl_seconds,
     }
-    if org:
+    if org is not None:
         claims["org"] = org
     if settings.jwt_issuer:
         claims["iss"] = settings.jwt_issuer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import logging
 import os
 import re
 import signal
@@ -14,7 +15,7 @@ import typer
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
-from app.auth import create_token
+from app.auth import claims_problem, create_token, unscoped_key_warning
 from app.config import Settings
 from app.database import (
     embedded_secret,
@@ -31,6 +32,7 @@ cli = typer.Typer(no_args_is_help=True, help="The loomsync thread sync server.")
 token_cli = typer.Typer(no_args_is_help=True, help="Mint bearer tokens.")
 cli.add_typer(token_cli, name="token")
 console = Console(stderr=True)
+log = logging.getLogger(__name__)
 
 _TTL = re.compile(r"^(\d+)([smhdw]?)$", re.ASCII)
 _TTL_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -117,9 +119,13 @@ def serve(
     workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
 ) -> None:
     """Serve the API. Without LOOMSYNC_DATABASE_URL, start the embedded PostgreSQL, migrate it,
-    and print a token that works."""
+    and print a token that works. Warns when a public key or JWKS verifies tokens with no
+    LOOMSYNC_JWT_AUDIENCE or LOOMSYNC_JWT_ISSUER set."""
     settings = _settings()
     configure_logging(settings)
+    warning = unscoped_key_warning(settings)
+    if warning is not None:
+        log.warning(warning)
     embedded = not settings.async_database_url
     settings, url, server = _with_embedded(settings)
     if settings.jwt_secret is None and not settings.jwt_public_key and not settings.jwt_jwks:
@@ -195,8 +201,9 @@ def token_create(
     """Print a signed bearer token (HS256 with LOOMSYNC_JWT_SECRET, or the embedded server's)."""
     settings = _settings()
     seconds = parse_ttl(ttl)
-    if not sub.strip():
-        console.print("[red]--sub must name a user (a non-blank string).[/red]")
+    problem = claims_problem(sub, org, role or [])
+    if problem is not None:  # the server would refuse the token (API.md section 3)
+        console.print(f"[red]{problem}: the server refuses such a token.[/red]")
         raise typer.Exit(2)
     if settings.jwt_secret is None and not settings.async_database_url:
         secret_file = settings.data_dir / "jwt_secret"

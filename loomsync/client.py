@@ -128,7 +128,8 @@ class ThreadSyncClient:
 
     Args:
         server_url: e.g. ``http://127.0.0.1:8080``.
-        token: bearer JWT (None: anonymous, public threads only).
+        token: bearer JWT (None: anonymous: public threads read by id; listing and search
+            answer 401, API.md section 1).
         timeout: seconds per request (connect at most 10 s).
         retries: extra attempts after a retryable failure (network, 408, 429, 5xx).
         backoff: first retry delay in seconds, doubling, plus up to ``backoff`` of jitter.

@@ -1,7 +1,8 @@
-"""Who may do what (API.md section 4), as one pure function pair and one SQL filter.
+"""Who may do what (API.md section 4), as pure functions and the SQL filters equal to them.
 
 Every read, list and write goes through these. A caller who may not read a thread gets 404 for
-it, exactly as for a missing one; a caller who may read but not write gets 403 on writes.
+it, exactly as for a missing one; a caller who may read but not write gets 403 on writes, and a
+caller who reads only through the ``support`` role gets 403 on a fork.
 """
 
 from __future__ import annotations
@@ -26,13 +27,26 @@ class AccessFacts:
 
 def can_read(principal: Principal, thread: AccessFacts) -> bool:
     """True when ``principal`` may read ``thread`` (API.md §4, "read" cells)."""
+    if principal.is_support and thread.is_shared_with_support:
+        return True
+    return _reads_without_support(principal, thread)
+
+
+def can_fork(principal: Principal, thread: AccessFacts) -> bool:
+    """True when ``principal`` may copy ``thread`` into a fork of their own: read access on any
+    ground but the ``support`` role (API.md §4: support reads, and does not copy). A support
+    user who reads the thread as its owner, an organization member, an admin, or because it is
+    public may fork it."""
+    return not principal.is_anonymous and _reads_without_support(principal, thread)
+
+
+def _reads_without_support(principal: Principal, thread: AccessFacts) -> bool:
+    """:func:`can_read` with the ``support`` role left out."""
     if thread.visibility == "public":
         return True
     if principal.is_anonymous:
         return False
     if principal.is_admin or principal.user_id == thread.owner_id:
-        return True
-    if principal.is_support and thread.is_shared_with_support:
         return True
     return (
         thread.visibility == "organization"

@@ -10,8 +10,8 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.errors import Gone, NotFound
-from app.threads.access import AccessFacts, can_read
+from app.errors import Forbidden, Gone, NotFound
+from app.threads.access import AccessFacts, can_fork, can_read
 from app.threads.documents import render_thread
 from app.threads.tables import thread_messages, threads
 
@@ -38,6 +38,12 @@ _RUN = select(
     thread_messages.c.thread_id == bindparam("thread_id"),
     thread_messages.c.seq >= bindparam("start"),
     thread_messages.c.seq < bindparam("stop"),
+)
+
+
+SUPPORT_DOES_NOT_COPY = (
+    "Support access reads a thread and does not copy it: a fork needs access to the thread "
+    "other than the support role."
 )
 
 
@@ -110,6 +116,48 @@ async def render(session: AsyncSession, thread_id: uuid.UUID) -> bytes:
     row = await load_row(session, thread_id)
     assert row is not None
     return await render_row(session, row)
+
+
+async def load_forkable(
+    session: AsyncSession, principal: Principal, thread_id: uuid.UUID
+) -> Row[Any]:
+    """A thread row the caller may read, copy into a fork (:func:`can_fork`), and that is not
+    deleted.
+
+    Raises:
+        NotFound, Gone: as :func:`load_readable`.
+        Forbidden: the caller reads the thread only through the ``support`` role (API.md §4:
+            support reads, and does not copy).
+    """
+    row = await load_readable(session, principal, thread_id)
+    if not can_fork(principal, facts(row)):
+        raise Forbidden(SUPPORT_DOES_NOT_COPY)
+    return row
+
+
+async def check_copy_of(session: AsyncSession, principal: Principal, source_id: uuid.UUID) -> None:
+    """Refuse a whole-thread write whose document says it copies thread ``source_id``
+    (``metadata.extra.forked_from``, as a client's local fork writes it) when the caller reads
+    that thread only through the ``support`` role: the same rule as a fork on the server
+    (API.md §4). A source that does not exist, or that the caller may not read at all, is left
+    alone (refusing would tell that it exists).
+
+    Raises:
+        Forbidden: the caller is a support-only reader of ``source_id``.
+    """
+    access = (
+        await session.execute(
+            select(
+                threads.c.owner_id,
+                threads.c.org_id,
+                threads.c.visibility,
+                threads.c.is_shared_with_support,
+            ).where(threads.c.id == source_id)
+        )
+    ).first()
+    if access is not None and can_read(principal, facts(access)):
+        if not can_fork(principal, facts(access)):
+            raise Forbidden(SUPPORT_DOES_NOT_COPY)
 
 
 async def load_readable(

@@ -49,7 +49,8 @@ from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
 from app.threads.reads import (
     begin_snapshot,
-    load_readable,
+    check_copy_of,
+    load_forkable,
     load_row,
     read_thread,
     render,
@@ -378,12 +379,13 @@ async def soft_delete(
 __all__ = [
     "append_messages",
     "audit_sharing",
+    "check_copy_of",
     "check_message_limit",
     "claim",
     "create_or_replace",
     "insert_fork",
     "list_threads",
-    "load_readable",
+    "load_forkable",
     "read_thread",
     "render",
     "soft_delete",

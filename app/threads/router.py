@@ -16,6 +16,7 @@ from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
 from app.openapi import NON_BLANK_PATTERN
+from app.problems import problem_response
 from app.threads import cursors, repository, search, service
 from app.threads.documents import (
     JsonSyntaxError,
@@ -73,7 +74,32 @@ async def _json_body(request: Request) -> Any:
         raise BadRequest(str(exc)) from None
 
 
+async def _lister(principal: CurrentPrincipal) -> Principal:
+    """The caller of a list or search, who must carry a token: public threads are readable by
+    id, not listed, so strangers cannot enumerate them (API.md sections 1 and 3).
+
+    Raises:
+        Unauthorized: 401 with a bare ``Bearer`` challenge when no token was sent.
+    """
+    if principal.is_anonymous:
+        raise Unauthorized(
+            "Listing and searching need a bearer token; a public thread is read by its id.",
+            token_sent=False,
+        )
+    return principal
+
+
 Writer = Annotated[Principal, Depends(_writer)]
+Lister = Annotated[Principal, Depends(_lister)]
+
+#: OpenAPI for the routes behind :func:`_lister`: a bearer token is required, not optional.
+_TOKEN_REQUIRED: dict[str, Any] = {"security": [{"bearer": []}]}
+_LISTER_401: dict[int | str, dict[str, Any]] = {
+    401: {
+        **problem_response(401),
+        "description": "No bearer token (listing and searching need one), or an invalid one",
+    }
+}
 JsonBody = Annotated[Any, Depends(_json_body)]
 
 
@@ -107,6 +133,9 @@ async def _store_whole(
 ) -> Response:
     thread, raw_messages = service.parse_thread(_object(raw), url_id)
     thread_id = url_id or thread.id or ThreadId.new()
+    origin = service.fork_origin(thread)
+    if origin is not None:  # a fork made on the client obeys the rule of a fork on the server
+        await repository.check_copy_of(session, audit.principal, origin.uuid)
     repository.check_message_limit(len(raw_messages), settings.max_messages)
     precondition = parse_if_match(if_match) or Precondition.exactly(thread.version)
     body, version, created = await repository.create_or_replace(
@@ -129,7 +158,7 @@ async def _store_whole(
     "",
     status_code=201,
     response_model=ThreadOut,
-    responses=problem_responses(400, 401, 409, 413, 422, 503),
+    responses=problem_responses(400, 401, 403, 409, 413, 422, 503),
     openapi_extra=_body_ref("Thread"),
 )
 async def create_thread(
@@ -141,7 +170,8 @@ async def create_thread(
     if_match: IfMatch = None,
 ) -> Response:
     """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
-    the base version (If-Match or ``version``) is not 0."""
+    the base version (If-Match or ``version``) is not 0; 403 for a fork made on the client
+    (``metadata.extra.forked_from``) of a thread the caller reads only as support."""
     return await _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False)
 
 
@@ -173,12 +203,13 @@ async def put_thread(
 @router.get(
     "/search",
     response_model=SearchPage,
-    responses=problem_responses(400, 401, 422, 503),
+    responses={**problem_responses(400, 422, 503), **_LISTER_401},
+    openapi_extra=_TOKEN_REQUIRED,
 )
 async def search_threads(
     session: SessionDep,
     settings: SettingsDep,
-    principal: CurrentPrincipal,
+    principal: Lister,
     q: Annotated[
         str,
         Query(
@@ -193,7 +224,8 @@ async def search_threads(
     scope: Scope = "mine",
     archived: ArchivedFilter = "false",
 ) -> Response:
-    """Ranked full-text search over titles, tags, git metadata, commits and every message."""
+    """Ranked full-text search over titles, tags, git metadata, commits and every message; needs
+    a bearer token (401 without one)."""
     if not q.strip():
         raise BadRequest("q must hold at least one non-blank character.")
     if len(q) > settings.max_query_chars:
@@ -325,7 +357,7 @@ async def append_messages(
     "/{thread_id:thread_id}/fork",
     status_code=201,
     response_model=ThreadOut,
-    responses=problem_responses(400, 401, 404, 410, 422, 503),
+    responses=problem_responses(400, 401, 403, 404, 410, 422, 503),
     openapi_extra=_body_ref("ForkRequest", required=False),
 )
 async def fork_thread(
@@ -335,11 +367,12 @@ async def fork_thread(
     audit: AuditDep,
     request: Request,
 ) -> Response:
-    """Copy messages ``[0, up_to)`` into a new private thread owned by the caller."""
+    """Copy messages ``[0, up_to)`` into a new private thread owned by the caller; 403 for a
+    caller who reads the thread only through the ``support`` role."""
     tid = _thread_id(thread_id)
     raw = await _json_body(request) if await request.body() else {}
     fork = service.validate(ForkRequest, _object(raw))
-    source = await repository.load_readable(session, principal, tid.uuid)
+    source = await repository.load_forkable(session, principal, tid.uuid)
     up_to = source.message_count if fork.up_to is None else fork.up_to
     if up_to > source.message_count:
         raise ValidationFailed(
@@ -371,17 +404,23 @@ async def delete_thread(
     return Response(status_code=204)
 
 
-@router.get("", response_model=ThreadPage, responses=problem_responses(400, 401, 422, 503))
+@router.get(
+    "",
+    response_model=ThreadPage,
+    responses={**problem_responses(400, 422, 503), **_LISTER_401},
+    openapi_extra=_TOKEN_REQUIRED,
+)
 async def list_threads(
     session: SessionDep,
-    principal: CurrentPrincipal,
+    principal: Lister,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     workspace: Annotated[str | None, Query(max_length=4096)] = None,
     scope: Scope = "mine",
     archived: ArchivedFilter = "false",
 ) -> Response:
-    """Thread summaries, newest ``last_activity_at`` first, keyset-paginated."""
+    """Thread summaries, newest ``last_activity_at`` first, keyset-paginated; needs a bearer
+    token (401 without one)."""
     rows = await repository.list_threads(
         session,
         principal,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from app.errors import ValidationFailed, validation_errors
 from app.threads.schemas import AppendRequest, ThreadPatch
 from loomsync.edits import merge_patch
-from loomsync.ids import ThreadId
+from loomsync.ids import InvalidThreadId, ThreadId
 from loomsync.model import Metadata, Thread
 
 M = TypeVar("M", bound=BaseModel)
@@ -82,6 +82,20 @@ def parse_thread(raw: Any, url_id: ThreadId | None) -> tuple[Thread, list[dict[s
         else []
     )
     return thread, messages
+
+
+def fork_origin(thread: Thread) -> ThreadId | None:
+    """The thread a document says it was forked from: ``metadata.extra.forked_from.id``, as
+    the server's fork and the client's local fork (``loomsync.edits.forked``) write it. None
+    when the document names no source, or no valid thread id."""
+    origin = thread.metadata.extra.get("forked_from")
+    source = origin.get("id") if isinstance(origin, dict) else None
+    if not isinstance(source, str):
+        return None
+    try:
+        return ThreadId.parse(source)
+    except InvalidThreadId:
+        return None
 
 
 def apply_append(doc: dict[str, Any], request: AppendRequest) -> tuple[dict[str, Any], bool]:

@@ -6,13 +6,19 @@ from __future__ import annotations
 import json
 import socket
 import time
+import uuid
 from pathlib import Path
 
+import pytest
+
+from app.auth import create_token
+from app.config import Settings
 from loomsync import (
     LocalThreadStore,
     RemoteThreadStore,
     SyncingThreadStore,
     Thread,
+    ThreadNotFoundError,
     ThreadSyncClient,
 )
 from tests.client.conftest import (
@@ -372,3 +378,39 @@ def test_a_thread_made_private_after_it_synced_causes_no_further_request(
         assert own_server.requests()[before:] == []
     finally:
         store.close()
+
+
+def test_a_support_only_reader_cannot_fork_a_thread_into_their_account(
+    devices: Devices, live_server: LiveServer, settings: Settings, tmp_path: Path
+) -> None:
+    """API.md section 4, support reads and does not copy: ``fork`` on the client (a local copy
+    uploaded as a new thread naming its source) is refused by the server like a server fork.
+    The refusal is kept and reported, and the server holds no copy."""
+    shared = (
+        devices("owner")
+        .save_and_sync(new_thread(2, visibility="private", is_shared_with_support=True))
+        .thread
+    )
+    assert shared is not None
+    suffix = uuid.uuid4().hex[:10]
+    sue = create_token(settings, f"sue-{suffix}", org=f"globex-{suffix}", roles=["support"])
+    support = SyncingThreadStore(
+        LocalThreadStore(tmp_path / "support" / "threads"),
+        make_client(live_server.url, sue),
+        sync_dir=tmp_path / "support" / "sync",
+        background=False,
+        retry_base=0.01,
+        retry_cap=0.2,
+    )
+    try:
+        assert contents(support.load(str(shared.id))) == ["turn 0", "turn 1"]  # support reads
+        fork = support.fork(str(shared.id))
+        outcomes = {o.thread_id: o.status for o in support.retry_pending()}
+        assert outcomes[str(fork.id)] == "failed"
+        (entry,) = [e for e in support.status() if e.thread_id == str(fork.id)]
+        assert entry.failed
+        assert "support" in (entry.last_error or "")
+    finally:
+        support.close()
+    with pytest.raises(ThreadNotFoundError):
+        RemoteThreadStore(make_client(live_server.url, sue)).load(str(fork.id))

@@ -125,11 +125,6 @@ async def test_scope_mine_is_default_and_visible_adds_shared(
     assert their_private not in visible
 
 
-async def test_anonymous_list_mine_is_empty(client: httpx.AsyncClient) -> None:
-    page = (await client.get("/api/threads")).json()
-    assert page == {"threads": [], "next_cursor": None}
-
-
 @pytest.mark.parametrize(
     "params",
     [
