@@ -16,7 +16,9 @@ other people, so no text can act on the terminal or forge the transcript's struc
   unclosed code fence or HTML comment would swallow the messages after it). Its top-level
   headings are moved two levels down when it has a level 1 or 2 heading, so only the
   transcript's own ``#`` title and ``## Role`` sections sit at those levels. Anything else
-  (raw HTML, an open block, a setext heading of level 1 or 2) is shown verbatim in a fence.
+  (raw HTML, or text that looks like it even inside a code span; an open block; a setext
+  heading of level 1 or 2) is shown verbatim in a fence. The check is a block-level parse,
+  linear in the text.
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ _ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "t
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")
 _ATX = re.compile(r"( {0,3})(#{1,6})")
 _PROBE = "\n\n## loomsync-end-of-message"
-_MARKDOWN = MarkdownIt("commonmark")
+#: Raw HTML as CommonMark starts it (open or closing tag, comment, processing instruction,
+#: declaration, CDATA), a little looser than the spec so that nothing it counts slips by.
+_RAW_HTML = re.compile(
+    r"<(?:[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|/[A-Za-z]|!--|\?|![A-Za-z]|!\[CDATA\[)"
+)
+#: Block structure only: inline parsing is not needed (raw HTML is found by ``_RAW_HTML``) and
+#: it is quadratic on some inputs (``[`` repeated), while the block parser stays linear.
+_MARKDOWN = MarkdownIt("commonmark").disable("inline")
 
 
 def fence(text: str, info: str = "") -> str:
@@ -71,7 +80,7 @@ def body(text: str) -> str:
     closed = [t.type for t in tokens[-3:]] == ["heading_open", "inline", "heading_close"]
     closed = closed and tokens[-3].level == 0 and tokens[-2].content == _PROBE.strip("\n# ")
     raw_html = any(
-        t.type == "html_block" or any(c.type == "html_inline" for c in t.children or [])
+        t.type == "html_block" or (t.type == "inline" and _RAW_HTML.search(t.content))
         for t in tokens
     )
     headings = [t for t in tokens[:-3] if t.type == "heading_open" and t.level == 0]
