@@ -160,6 +160,19 @@ def test_list_prints_one_line_per_thread_with_markup_literal(person: Person, pul
     assert printable(TITLE) in row
     assert row.rstrip().endswith("synced")
     assert sum(line.startswith("T-") for line in listing.out.split("\n")) == 1
+    remote = run(person, "list", "--server")
+    assert remote.code == 0, remote.err
+    assert_inert(remote.out)
+    assert printable(TITLE) in next(x for x in remote.out.split("\n") if x.startswith(pulled))
+
+
+def test_resume_summary_is_inert(person: Person, pulled: str) -> None:
+    resumed = run(person, "resume", pulled, "--workspace", str(person.home))
+    assert resumed.code == 0, resumed.err
+    assert_inert(resumed.out)
+    assert resumed.out.startswith(f'Resuming thread {pulled} "{printable(TITLE)}" (3 messages')
+    summary = json.loads(run(person, "resume", pulled, "--json").out)["summary"]
+    assert f'"{TITLE}"' in summary[0]  # --json keeps the exact text
 
 
 def test_search_prints_title_and_snippet_as_visible_escapes(person: Person, pulled: str) -> None:
