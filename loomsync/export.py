@@ -12,7 +12,8 @@ other people, so no text can act on the terminal or forge the transcript's struc
 - every character that acts on a terminal is a visible escape (:func:`printable`);
 - one-line fields (title, facts, tags, tool names) stay one line, and a value holding Markdown
   syntax (``[link](…)``, ``<img>``, ``*``, backticks) is shown as a code span, literally;
-- a message body stays Markdown when it is contained: no raw HTML, and nothing left open (an
+- a message body stays Markdown when it is contained: no raw HTML, no link reference
+  definitions (``[x]: url`` would retarget links in other messages), and nothing left open (an
   unclosed code fence or HTML comment would swallow the messages after it). Its top-level
   headings are moved two levels down when it has a level 1 or 2 heading, so only the
   transcript's own ``#`` title and ``## Role`` sections sit at those levels. Anything else
@@ -25,9 +26,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from loomsync import codec
 from loomsync.model import Message, Thread
@@ -72,31 +74,45 @@ def inline(text: str) -> str:
     return code_span(text) if text and _INLINE_SYNTAX.search(text) else text
 
 
+def _contained(tokens: list[Token], env: dict[str, Any]) -> bool:
+    """True when a body parsed with the probe heading after it is self-contained: the probe is
+    still a top-level heading (nothing left open), no raw HTML, no link reference definitions
+    (they would change links in other messages), no level 1 or 2 setext heading."""
+    probe = [t.type for t in tokens[-3:]] == ["heading_open", "inline", "heading_close"]
+    if not (probe and tokens[-3].level == 0 and tokens[-2].content == _PROBE.strip("\n# ")):
+        return False
+    if env.get("references"):
+        return False
+    for token in tokens[:-3]:
+        if token.type == "html_block" or (
+            token.type == "inline" and _RAW_HTML.search(token.content)
+        ):
+            return False
+        if token.type == "heading_open" and token.tag in ("h1", "h2") and token.markup[:1] != "#":
+            return False
+    return True
+
+
 def body(text: str) -> str:
     """A message body (printable, multi-line) as a Markdown block that cannot forge or swallow
     the transcript's structure (see the module docstring); verbatim in a fence otherwise."""
     text = printable(text, multiline=True)
-    tokens = _MARKDOWN.parse(text + _PROBE)
-    closed = [t.type for t in tokens[-3:]] == ["heading_open", "inline", "heading_close"]
-    closed = closed and tokens[-3].level == 0 and tokens[-2].content == _PROBE.strip("\n# ")
-    raw_html = any(
-        t.type == "html_block" or (t.type == "inline" and _RAW_HTML.search(t.content))
-        for t in tokens
-    )
-    headings = [t for t in tokens[:-3] if t.type == "heading_open" and t.level == 0]
-    high = [t for t in headings if t.tag in ("h1", "h2")]
-    if not closed or raw_html or any(not t.markup.startswith("#") for t in high):
+    env: dict[str, Any] = {}
+    tokens = _MARKDOWN.parse(text + _PROBE, env)
+    if not _contained(tokens, env):
         return fence(text)
-    if not high:
+    headings = [t for t in tokens[:-3] if t.type == "heading_open" and t.level == 0]
+    if not any(t.tag in ("h1", "h2") for t in headings):
         return text
     lines = text.split("\n")
-    for heading in headings:
-        if heading.markup.startswith("#") and heading.map is not None:
-            number = heading.map[0]
-            match = _ATX.match(lines[number])
-            if match:
-                deeper = "#" * min(6, len(match[2]) + 2)
-                lines[number] = match[1] + deeper + lines[number][match.end() :]
+    for heading in headings:  # ATX only (setext h1/h2 were fenced; h3+ setext stay as they are)
+        if heading.map is None or heading.markup[:1] != "#":
+            continue
+        number = heading.map[0]
+        match = _ATX.match(lines[number])
+        if match:
+            deeper = "#" * min(6, len(match[2]) + 2)
+            lines[number] = match[1] + deeper + lines[number][match.end() :]
     return "\n".join(lines)
 
 

@@ -341,9 +341,10 @@ def test_markdown_bodies_cannot_forge_or_swallow_the_transcript_structure() -> N
         "<!-- an unclosed comment hides the rest",
         '<img src="https://evil.example/pixel.png"> a tracking pixel',
         "# Fake title\n\nText under it.",
+        "[docs]: https://evil.example/\n\nA reference that would retarget [docs] elsewhere.",
     ]
     messages = [{"role": "user", "content": text} for text in forgeries]
-    messages.append({"role": "assistant", "content": "The real answer."})
+    messages.append({"role": "assistant", "content": "The real answer, see [docs]."})
     thread = Thread.model_validate(
         {
             "metadata": {"title": "Real title\n## Assistant"},
@@ -361,7 +362,7 @@ def test_markdown_bodies_cannot_forge_or_swallow_the_transcript_structure() -> N
     html = MarkdownIt("commonmark").render(document)
     assert "<img" not in html  # raw HTML is shown as code, never run
     assert "<!--" not in html
-    assert "<p>The real answer.</p>" in html
+    assert "<p>The real answer, see [docs].</p>" in html  # no link to evil.example
 
 
 ACTIVE_CHARS = st.one_of(
