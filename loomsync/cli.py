@@ -2,6 +2,8 @@
 
 The SDK does the work; this module parses arguments, calls it, and renders with one rich
 Console. Errors of the SDK are caught in one place (:func:`main`): one red line, exit code 1.
+The consoles are :class:`~loomsync.terminal.TerminalConsole`: markup is off (style with
+``Text``), and text from threads, servers and files is made printable before it is shown.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.text import Text
 
 from loomsync import codec, render
 from loomsync._version import __version__
@@ -33,6 +34,7 @@ from loomsync.model import Thread, Visibility
 from loomsync.resume import Resumed, workspace_changes
 from loomsync.summary import ArchivedFilter, SyncOutcome
 from loomsync.syncing import SyncingThreadStore
+from loomsync.terminal import TerminalConsole, printable
 
 app = typer.Typer(
     name="loomsync",
@@ -41,8 +43,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Keep, sync and search the conversations of AI coding agents.",
 )
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
+console = TerminalConsole(soft_wrap=True)
+errors = TerminalConsole(stderr=True, soft_wrap=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 ThreadArg = Annotated[str, typer.Argument(help="Thread id (T-…).", show_default=False)]
@@ -88,7 +90,7 @@ def _sync_now(store: SyncingThreadStore, thread_id: str) -> str:
         return "synced"
     if outcome.status == "pending":
         return "saved locally; will sync when the server is reachable"
-    return f"{outcome.status}: {outcome.detail}"
+    return f"{outcome.status}: {printable(outcome.detail)}"
 
 
 def _token_claims(token: str) -> dict[str, Any]:
@@ -126,8 +128,8 @@ def login(
     claims = _token_claims(token)
     who = f" as {claims['sub']}" if claims.get("sub") else ""
     org = f" (org {claims['org']})" if claims.get("org") else ""
-    console.print(f"Logged in to {escape(server.rstrip('/'))}{escape(who + org)}.")
-    console.print(f"Token saved to {escape(str(paths.token_file))} (mode 0600).")
+    console.print(printable(f"Logged in to {server.rstrip('/')}{who}{org}."))
+    console.print(printable(f"Token saved to {paths.token_file} (mode 0600)."))
 
 
 @app.command()
@@ -136,7 +138,7 @@ def logout() -> None:
     paths = default_paths()
     server = load_config(paths).server_url
     if clear_login(paths):
-        console.print(f"Logged out of {escape(server or 'the server')}.")
+        console.print(printable(f"Logged out of {server or 'the server'}."))
     else:
         console.print("Not logged in.")
 
@@ -168,7 +170,7 @@ def list_threads(
             entries = store.status()
             sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
             for problem in store.local.problems:
-                errors.print(f"[yellow]warning:[/yellow] {escape(str(problem))}")
+                errors.print(Text.assemble(("warning:", "yellow"), " ", printable(str(problem))))
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)
@@ -195,7 +197,7 @@ def show(
     with _store() as store:
         loaded = _load(store, thread)
     if as_json:
-        console.file.write(codec.encode_thread(loaded).decode())
+        console.write_json(codec.encode_thread(loaded))
     else:
         console.print(render.transcript(loaded, full=full))
 
@@ -218,13 +220,12 @@ def search(
         render.print_json(console, results.model_dump(mode="json"))
         return
     if results.fallback_reason:
-        errors.print(
-            f"[yellow]{escape(results.fallback_reason)}; searched this machine's threads instead.[/yellow]"
-        )
+        reason = printable(results.fallback_reason)
+        errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
     source = "the server" if results.source == "server" else "this machine"
     count = len(results.hits)
     console.print(
-        f"{count} thread{'s' if count != 1 else ''} found on {source} for {escape(repr(query))}"
+        printable(f"{count} thread{'s' if count != 1 else ''} found on {source} for {query!r}")
     )
     if results.hits:
         console.print(render.search_hits(results.hits))
@@ -380,12 +381,12 @@ def export(
     """Export a thread as JSON (exact document) or Markdown (a transcript)."""
     with _store() as store:
         loaded = store.load(thread)
-    text = export_thread(loaded, fmt)
+    text = export_thread(loaded, fmt)  # printable already (see loomsync.export)
     if output is None:
-        console.file.write(text)
+        console.write_text(text)
     else:
         output.write_text(text, encoding="utf-8")
-        errors.print(f"Wrote {escape(str(output))} ({fmt}, {len(loaded.messages)} messages).")
+        errors.print(printable(f"Wrote {output} ({fmt}, {len(loaded.messages)} messages)."))
 
 
 @app.command("import")
@@ -426,11 +427,10 @@ def import_command(
         render.print_json(console, {**summary.as_dict(), "pending": left})
     else:
         if not files:
-            errors.print(
-                f"No {fmt} sessions found under {', '.join(map(str, paths or [])) or 'the usual folders'}."
-            )
+            where = ", ".join(map(str, paths or [])) or "the usual folders"
+            errors.print(printable(f"No {fmt} sessions found under {where}."))
         for line in summary.lines(dry_run=dry_run):
-            console.print(escape(line))
+            console.print(line)
         if logged_in and (outcomes or left):
             render.print_lines(console, render.sync_summary(outcomes, left))
     if any(o.status == "failed" for o in outcomes):
@@ -445,10 +445,11 @@ def main() -> None:
     try:
         app()
     except LoomsyncError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}")
+        errors.print(Text.assemble(("error:", "red"), " ", printable(str(exc))))
         sys.exit(1)
     except Exception as exc:  # never a traceback for a person at a terminal
-        errors.print(f"[red]error:[/red] unexpected {type(exc).__name__}: {escape(str(exc))}")
+        what = printable(f"unexpected {type(exc).__name__}: {exc}")
+        errors.print(Text.assemble(("error:", "red"), " ", what))
         sys.exit(1)
 
 

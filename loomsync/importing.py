@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
 from loomsync.importers import FORMATS, ImportResult
 from loomsync.model import Thread
+from loomsync.terminal import printable
 
 #: Fields a person may have changed on this machine since an earlier import; a re-import keeps
 #: the stored values instead of the importer's defaults.
@@ -63,7 +64,8 @@ class ImportSummary:
         return len({*self.created, *self.updated, *self.unchanged, *self.older})
 
     def lines(self, *, dry_run: bool) -> list[str]:
-        """The human summary printed by ``loomsync import``."""
+        """The human summary printed by ``loomsync import``: printable lines (warnings quote
+        file names and file contents; see :func:`loomsync.terminal.printable`)."""
         verb = "Would import" if dry_run else "Imported"
         out = [
             f"{verb} {self.files} file(s), {self.threads} thread(s): {len(self.created)} created,"
@@ -74,7 +76,7 @@ class ImportSummary:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
             out.append(f"Skipped damaged lines: {reasons}.")
         out += [f"warning: {w}" for w in self.warnings]
-        return out
+        return [printable(line) for line in out]
 
 
 def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:

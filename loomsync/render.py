@@ -1,4 +1,9 @@
-"""How the CLI shows things: rich tables and transcripts. Thread text is never read as markup."""
+"""How the CLI shows things: rich tables and transcripts.
+
+Thread text is never read as markup, and every field shown passes through
+:func:`loomsync.terminal.printable`: one-line fields (titles, cells, tags, errors) become one
+line, message bodies keep their newlines; either way nothing in them can act on the terminal.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +19,17 @@ from rich.table import Table
 from rich.text import Text
 
 from loomsync import codec
-from loomsync.export import header_facts, printable
+from loomsync.export import header_facts
 from loomsync.model import Message, Thread
 from loomsync.resume import Resumed
 from loomsync.summary import SearchHit, SyncOutcome, ThreadSummary
 from loomsync.syncstate import PendingEntry
+from loomsync.terminal import json_text, printable
 
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
 _BOLD = re.compile(r"<b>(.*?)</b>", re.S)
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\t\u2028\u2029]")
 
 
 def when(value: datetime | None) -> str:
@@ -46,7 +53,7 @@ def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = No
             Text(printable(row.title or "(untitled)")),
             str(row.message_count),
             when(row.last_activity_at),
-            Text(row.git_branch or "-"),
+            Text(printable(row.git_branch or "-")),
             last,
         )
     return table
@@ -71,15 +78,21 @@ def sync_states(
     return states
 
 
+def _snippet_part(escaped: str) -> str:
+    """One HTML-escaped piece of a snippet as one printable line (a newline is a space)."""
+    return printable(_LINE_BREAK.sub(" ", html.unescape(escaped)))
+
+
 def snippet_text(snippet: str) -> Text:
-    """A server or local snippet (``<b>`` marks matches, the rest HTML-escaped) as rich Text."""
+    """A server or local snippet (``<b>`` marks matches, the rest HTML-escaped) as one line of
+    rich Text. Made printable after unescaping, so ``&#27;`` cannot smuggle an ESC in."""
     text = Text()
     position = 0
     for match in _BOLD.finditer(snippet):
-        text.append(html.unescape(snippet[position : match.start()]))
-        text.append(html.unescape(match.group(1)), style="bold yellow")
+        text.append(_snippet_part(snippet[position : match.start()]))
+        text.append(_snippet_part(match.group(1)), style="bold yellow")
         position = match.end()
-    text.append(html.unescape(snippet[position:]))
+    text.append(_snippet_part(snippet[position:]))
     return text
 
 
@@ -95,7 +108,7 @@ def search_hits(hits: Sequence[SearchHit]) -> Group:
         if hit.snippet:
             where = f"message {hit.message_index}: " if hit.message_index is not None else ""
             line = Text("    " + where, style="dim")
-            line.append_text(snippet_text(printable(hit.snippet)))
+            line.append_text(snippet_text(hit.snippet))
             parts.append(line)
     return Group(*parts)
 
@@ -106,12 +119,12 @@ def _arguments(arguments: object, full: bool) -> str:
 
 
 def _message(message: Message, full: bool) -> list[RenderableType]:
-    label = message.role + (f" ({message.tool_name})" if message.tool_name else "")
+    label = printable(message.role + (f" ({message.tool_name})" if message.tool_name else ""))
     style = {"user": "green", "assistant": "blue", "tool": "magenta"}.get(message.role, "white")
     parts: list[RenderableType] = [
         Rule(Text(label, style=f"bold {style}"), align="left", style=style)
     ]
-    content = printable(message.content)
+    content = printable(message.content, multiline=True)
     if message.role == "tool" and not full:
         lines = content.splitlines()
         if len(lines) > TOOL_OUTPUT_LINES:
@@ -121,7 +134,7 @@ def _message(message: Message, full: bool) -> list[RenderableType]:
         parts.append(Text(content))
     for call in message.tool_calls or []:
         line = Text("→ ", style="dim")
-        line.append(call.tool_name or "?", style="bold")
+        line.append(printable(call.tool_name or "?"), style="bold")
         line.append(" " + printable(_arguments(call.arguments_json, full)), style="dim")
         parts.append(line)
     return parts
@@ -159,7 +172,7 @@ def queue_table(entries: Sequence[PendingEntry]) -> Table:
             state,
             str(entry.retry_count),
             when(since),
-            Text(entry.last_error or "-"),
+            Text(printable(entry.last_error or "-")),
         )
     return table
 
@@ -201,13 +214,13 @@ def outcome_line(outcome: SyncOutcome) -> Text:
     line = Text(f"{outcome.thread_id} ", style="cyan")
     line.append(outcome.status, style=f"bold {style}")
     if outcome.detail:
-        line.append(f": {outcome.detail}")
+        line.append(": " + printable(outcome.detail))
     return line
 
 
 def resume_summary(resumed: Resumed) -> Text:
     """The "Resuming thread …" summary."""
-    lines = resumed.summary_lines()
+    lines = [printable(line) for line in resumed.summary_lines()]
     text = Text(lines[0], style="bold")
     for line in lines[1:]:
         text.append("\n" + line)
@@ -215,8 +228,9 @@ def resume_summary(resumed: Resumed) -> Text:
 
 
 def print_json(console: Console, value: object) -> None:
-    """Write JSON to the console's file as is (no markup, no wrapping)."""
-    console.file.write(codec.dumps(value, pretty=True).decode())
+    """Write JSON to the console's file as is (no markup, no wrapping; see
+    :func:`loomsync.terminal.json_text` for the characters written as escapes)."""
+    console.file.write(json_text(codec.dumps(value, pretty=True)))
     console.file.flush()
 
 
