@@ -15,6 +15,7 @@ from app.auth import CurrentPrincipal, Principal
 from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
+from app.idempotency.keys import NO_KEY, Idempotency, IdempotencyDep
 from app.openapi import NON_BLANK_PATTERN
 from app.threads import cursors, repository, search, service
 from app.threads.documents import (
@@ -102,6 +103,7 @@ async def _store_whole(
     raw: Any,
     url_id: ThreadId | None,
     if_match: list[str] | None,
+    idempotency: Idempotency,
     *,
     allow_replace: bool,
 ) -> Response:
@@ -122,7 +124,7 @@ async def _store_whole(
     headers = {"ETag": etag(version)}
     if created:
         headers["Location"] = f"/api/threads/{thread_id}"
-    return json_response(body, 201 if created else 200, headers)
+    return await idempotency.commit(session, json_response(body, 201 if created else 200, headers))
 
 
 @router.post(
@@ -138,11 +140,17 @@ async def create_thread(
     _: Writer,
     audit: AuditDep,
     raw: JsonBody,
+    idempotency: IdempotencyDep,
     if_match: IfMatch = None,
 ) -> Response:
     """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
-    the base version (If-Match or ``version``) is not 0."""
-    return await _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False)
+    the base version (If-Match or ``version``) is not 0. With ``Idempotency-Key``, a retry gets
+    the first answer (app/idempotency/keys.py)."""
+    if idempotency.replay is not None:
+        return idempotency.replay
+    return await _store_whole(
+        session, settings, audit, raw, None, if_match, idempotency, allow_replace=False
+    )
 
 
 @router.put(
@@ -166,7 +174,7 @@ async def put_thread(
 ) -> Response:
     """Create (201) or replace (200) the whole thread; base version from If-Match or ``version``."""
     return await _store_whole(
-        session, settings, audit, raw, _thread_id(thread_id), if_match, allow_replace=True
+        session, settings, audit, raw, _thread_id(thread_id), if_match, NO_KEY, allow_replace=True
     )
 
 
@@ -294,9 +302,13 @@ async def append_messages(
     settings: SettingsDep,
     principal: Writer,
     raw: JsonBody,
+    idempotency: IdempotencyDep,
     if_match: IfMatch = None,
 ) -> Response:
-    """Append messages (and optionally agent state, activity time, git fields); If-Match required."""
+    """Append messages (and optionally agent state, activity time, git fields); If-Match required.
+    With ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
+    if idempotency.replay is not None:
+        return idempotency.replay
     tid = _thread_id(thread_id)
     if if_match is None:
         raise PreconditionRequired("Appending needs If-Match with the version the messages follow.")
@@ -316,9 +328,10 @@ async def append_messages(
     doc, commits_changed = service.apply_append(stored, request)
     if doc is not stored:
         await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
-    await session.commit()
     result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
-    return json_response(result, headers={"ETag": etag(row.version)})
+    return await idempotency.commit(
+        session, json_response(result, headers={"ETag": etag(row.version)})
+    )
 
 
 @router.post(
@@ -334,8 +347,12 @@ async def fork_thread(
     principal: Writer,
     audit: AuditDep,
     request: Request,
+    idempotency: IdempotencyDep,
 ) -> Response:
-    """Copy messages ``[0, up_to)`` into a new private thread owned by the caller."""
+    """Copy messages ``[0, up_to)`` into a new private thread owned by the caller. With
+    ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
+    if idempotency.replay is not None:
+        return idempotency.replay
     tid = _thread_id(thread_id)
     raw = await _json_body(request) if await request.body() else {}
     fork = service.validate(ForkRequest, _object(raw))
@@ -349,7 +366,8 @@ async def fork_thread(
     new_id = ThreadId.new()
     doc = service.fork_document(source.document_text, tid, source.version)
     body = await repository.insert_fork(session, audit, source, new_id.uuid, doc, up_to)
-    return json_response(body, 201, {"ETag": etag(1), "Location": f"/api/threads/{new_id}"})
+    headers = {"ETag": etag(1), "Location": f"/api/threads/{new_id}"}
+    return await idempotency.commit(session, json_response(body, 201, headers))
 
 
 @router.delete(
