@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import re
 import time
@@ -64,8 +65,9 @@ KEY_PATTERN = (
 )
 KEY_DESCRIPTION = (
     "Makes the POST safe to retry: the same key with the same request (method, path, If-Match, "
-    "body) within 24 h answers the first success again (with `Idempotent-Replayed: true`) "
-    "without writing twice; with another request it is 422. 1-255 visible ASCII characters, "
+    "body) within the key's lifetime (LOOMSYNC_IDEMPOTENCY_KEY_TTL, 24 h) answers the first "
+    "success again (with `Idempotent-Replayed: true`) without writing twice; with another "
+    "request it is 422. Failures are not kept. 1-255 visible ASCII characters, "
     'bare or as a structured-field string (`"…"`); a random UUID per operation is ideal.'
 )
 
@@ -100,12 +102,11 @@ def parse_key(values: list[str]) -> str:
 
 
 def fingerprint(method: str, path: str, if_match: list[str], body: bytes) -> bytes:
-    """SHA-256 (32 bytes) of method, path, the ``If-Match`` lines and the body bytes."""
-    digest = hashlib.sha256()
-    for part in (method, path, "\n".join(if_match)):
-        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    digest.update(body)
-    return digest.digest()
+    """SHA-256 (32 bytes) of method, path, the ``If-Match`` lines and the body bytes; the parts
+    before the body are one JSON array, so no two requests share an encoding (no ``If-Match``
+    and an empty one differ)."""
+    head = json.dumps([method, path, if_match], ensure_ascii=True).encode()
+    return hashlib.sha256(head + b"\0" + body).digest()
 
 
 class Idempotency:

@@ -378,3 +378,16 @@ async def test_expired_keys_are_purged(
         assert time.monotonic() < deadline, "the expired key was not purged"
         await asyncio.sleep(0.01)
     assert await db.fetchval("SELECT count(*) FROM idempotency_keys WHERE key = $1", fresh) == 1
+
+
+async def test_an_empty_if_match_is_another_request_than_none(
+    client: httpx.AsyncClient, owner: dict[str, str]
+) -> None:
+    """Found by schemathesis: the fingerprint once joined If-Match lines, so none and one empty
+    line were the same request, and the 400 of the empty one was answered with a replayed 201."""
+    headers = {**owner, "Idempotency-Key": _key()}
+    body = {"conversation": {"messages": []}}
+    assert (await client.post("/api/threads", json=body, headers=headers)).status_code == 201
+    empty = await client.post("/api/threads", json=body, headers={**headers, "If-Match": ""})
+    assert empty.status_code == 422, empty.text
+    assert empty.json()["code"] == "idempotency_key_reused"
