@@ -15,12 +15,15 @@ done once:
   a replay adds ``Idempotent-Replayed: true``. A refusal (4xx) or failure (5xx) writes nothing
   (each write is one transaction) and stores nothing, so a retry runs the request again and can
   succeed once what refused it changed (a 409's base version, a 503's outage).
-- Atomicity: the key row is inserted as the first statement of the write's own transaction and
-  its answer added just before that transaction commits (:meth:`Idempotency.commit`). The key
-  and the write commit together or not at all, so one key never has two outcomes.
-- A duplicate that arrives while the first is in flight waits (on the key row's unique index,
-  inside PostgreSQL) for the first to finish, then gets its answer; if the first failed, the
-  duplicate runs the request itself. No 409: the SDK reads a 409 as a version conflict.
+- Atomicity: the answer is inserted as the last statement of the write's own transaction
+  (:meth:`Idempotency.run`), so the key and the write commit together or not at all, and one
+  key never has two outcomes. It is the only statement a key adds to a first attempt.
+- A retry, or a duplicate sent while the first is in flight, runs until it meets the key: its
+  own insert of the answer waits (on the unique index, inside PostgreSQL) for the first to end,
+  or its write is refused because the first changed the thread (an append's base version, a
+  create's id). Either way its own work is rolled back and it answers the first's answer; had
+  the first failed, the duplicate's own write stands. No 409: the SDK reads one as a version
+  conflict.
 - A key is kept ``LOOMSYNC_IDEMPOTENCY_KEY_TTL`` seconds (24 h); an older row no longer
   replays (the key may be used again), and expired rows are deleted at most every
   ``LOOMSYNC_IDEMPOTENCY_PURGE_INTERVAL`` seconds per process, in the background.
@@ -34,18 +37,19 @@ import json
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request, Response
-from sqlalchemy import Interval, Row, delete, func, literal, null, select, true, update
+from sqlalchemy import Interval, Row, delete, func, literal, select, true
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth import CurrentPrincipal
 from app.config import Settings
-from app.database import SessionDep, SettingsDep
-from app.errors import AppError, BadRequest
+from app.database import SettingsDep
+from app.errors import AppError, BadRequest, Unavailable
 from app.idempotency.tables import idempotency_keys as keys
 
 log = logging.getLogger(__name__)
@@ -110,77 +114,99 @@ def fingerprint(method: str, path: str, if_match: list[str], body: bytes) -> byt
 
 
 class Idempotency:
-    """What a POST route does about its key: ``replay`` is the stored first answer to return
-    as it is (the route then does nothing else); otherwise the route writes and ends with
-    :meth:`commit`. ``claimed`` is the (user, key) this request owns, None without a key."""
+    """The key of one POST (None: none was sent) and how its route runs: :meth:`run`."""
 
     def __init__(
-        self, claimed: tuple[str, str] | None = None, replay: Response | None = None
+        self,
+        user_id: str | None = None,
+        key: str | None = None,
+        digest: bytes = b"",
+        ttl: float = 0.0,
     ) -> None:
-        self.claimed = claimed
-        self.replay = replay
+        self.user_id = user_id
+        self.key = key
+        self.digest = digest
+        self.ttl = ttl
 
-    async def commit(self, session: AsyncSession, response: Response) -> Response:
-        """Record ``response`` as the key's answer (when a key was claimed) and commit the
-        session's transaction: the write and its answer commit together. Returns ``response``."""
-        if self.claimed is not None:
-            user_id, key = self.claimed
-            headers = {n: response.headers[n] for n in REPLAYED_HEADERS if n in response.headers}
-            await session.execute(
-                update(keys)
-                .where(keys.c.user_id == user_id, keys.c.key == key)
-                .values(status=response.status_code, headers=headers, body=bytes(response.body))
+    async def run(
+        self, session: AsyncSession, write: Callable[[], Awaitable[Response]]
+    ) -> Response:
+        """Run ``write`` (the route's work, uncommitted; its success response) and commit.
+
+        With a key, the answer is inserted in the same transaction, as its last statement (the
+        one statement a key adds to a first attempt). That insert meets an earlier use of the
+        key: a committed one at once, one in flight by waiting on the unique index until it
+        ends. Then this attempt's write is rolled back and the stored answer replayed (or 422).
+        A refusal (``AppError``) whose key holds an answer is a retry whose write already
+        happened (an append's base version moved on, a create's id exists): replayed too.
+
+        Raises:
+            KeyReused: the key holds the answer of another request (422).
+            AppError: ``write``'s refusal, when the key holds no answer.
+        """
+        if self.key is None:
+            response = await write()
+            await session.commit()
+            return response
+        try:
+            response = await write()
+        except AppError:
+            await session.rollback()
+            stored = await self._stored(session)
+            if stored is None:
+                raise
+            return self._answer(stored)
+        if await self._record(session, response):
+            await session.commit()
+            return response
+        await session.rollback()  # another attempt's write committed first: undo this one
+        stored = await self._stored(session)
+        if stored is None:  # it expired and was purged in between: unlikely, and a retry works
+            raise Unavailable("The idempotency key changed hands; retry.")
+        return self._answer(stored)
+
+    async def _record(self, session: AsyncSession, response: Response) -> bool:
+        """Insert the answer (taking over an expired row); False when the key is in use."""
+        headers = {n: response.headers[n] for n in REPLAYED_HEADERS if n in response.headers}
+        values = {
+            "fingerprint": self.digest,
+            "status": response.status_code,
+            "headers": headers,
+            "body": bytes(response.body),
+        }
+        stmt = insert(keys).values(user_id=self.user_id, key=self.key, **values)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[keys.c.user_id, keys.c.key],
+            set_={**{name: stmt.excluded[name] for name in values}, "created_at": func.now()},
+            where=_expired(self.ttl),
+        )
+        return (await session.execute(stmt.returning(true()))).first() is not None
+
+    async def _stored(self, session: AsyncSession) -> Row[Any, Any, Any, Any] | None:
+        """The key's unexpired row (fingerprint and answer), read in a new transaction."""
+        stmt = select(keys.c.fingerprint, keys.c.status, keys.c.headers, keys.c.body).where(
+            keys.c.user_id == self.user_id, keys.c.key == self.key, ~_expired(self.ttl)
+        )
+        stored = (await session.execute(stmt)).first()
+        await session.rollback()
+        return stored
+
+    def _answer(self, stored: Row[Any, Any, Any, Any]) -> Response:
+        """The stored answer, marked ``Idempotent-Replayed``, if it is this request's."""
+        if stored.fingerprint != self.digest:
+            raise KeyReused(
+                f"This {HEADER} was used for a different request (method, path, If-Match or body)."
             )
-        await session.commit()
-        return response
+        headers = {**stored.headers, REPLAYED_HEADER: "true"}
+        return Response(stored.body, status_code=stored.status, headers=headers)
 
 
-#: For routes that take no key (PUT): :meth:`Idempotency.commit` only commits.
+#: For requests without a key (and PUT): :meth:`Idempotency.run` runs the write and commits.
 NO_KEY = Idempotency()
 
 
 def _expired(ttl: float) -> Any:
     return keys.c.created_at < func.now() - literal(timedelta(seconds=ttl), Interval())
-
-
-async def _claim(
-    session: AsyncSession, user_id: str, key: str, digest: bytes, ttl: float
-) -> Row[Any, Any, Any, Any] | None:
-    """Insert the key row in the session's (new) transaction; None when this request now owns
-    the key, else the row as stored. An expired row is taken over in the same statement. A row
-    inserted by a transaction still in flight makes this wait until that one ends."""
-    where = (keys.c.user_id == user_id, keys.c.key == key)
-    for _ in range(3):  # a row purged between the two statements: claim again
-        stmt = insert(keys).values(user_id=user_id, key=key, fingerprint=digest)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[keys.c.user_id, keys.c.key],
-            set_={
-                "fingerprint": stmt.excluded.fingerprint,
-                "created_at": func.now(),
-                "status": null(),
-                "headers": null(),
-                "body": null(),
-            },
-            where=_expired(ttl),
-        )
-        if (await session.execute(stmt.returning(true()))).first() is not None:
-            return None
-        stored = (
-            await session.execute(
-                select(keys.c.fingerprint, keys.c.status, keys.c.headers, keys.c.body).where(*where)
-            )
-        ).first()
-        if stored is not None:
-            return stored
-    raise AssertionError("an idempotency key row vanished three times in a row")
-
-
-def _replay(stored: Row[Any, Any, Any, Any]) -> Response:
-    # a committed row always holds its answer: it is filled before its transaction commits
-    assert stored.status is not None
-    assert stored.body is not None
-    headers = {**(stored.headers or {}), REPLAYED_HEADER: "true"}
-    return Response(stored.body, status_code=stored.status, headers=headers)
 
 
 class _Purge:
@@ -222,7 +248,6 @@ def _purge_of(request: Request) -> _Purge:
 
 async def get_idempotency(
     request: Request,
-    session: SessionDep,
     settings: SettingsDep,
     principal: CurrentPrincipal,
     idempotency_key: Annotated[
@@ -234,12 +259,11 @@ async def get_idempotency(
         ),
     ] = None,
 ) -> Idempotency:
-    """FastAPI dependency of the POST routes: claim the request's key (see the module
-    docstring) as the first statement of the request's transaction.
+    """FastAPI dependency of the POST routes: the request's key and fingerprint (no database
+    statement: the key is looked up by :meth:`Idempotency.run`).
 
     Raises:
         BadRequest: a malformed key (400).
-        KeyReused: the key was used for another request (422).
     """
     if idempotency_key is None or principal.user_id is None:
         return NO_KEY
@@ -248,15 +272,7 @@ async def get_idempotency(
         request.method, request.url.path, request.headers.getlist("if-match"), await request.body()
     )
     _purge_of(request).maybe_start(request.app.state.sessionmaker, settings)
-    stored = await _claim(session, principal.user_id, key, digest, settings.idempotency_key_ttl)
-    if stored is None:
-        return Idempotency((principal.user_id, key))
-    await session.rollback()  # release the key row at once
-    if stored.fingerprint != digest:
-        raise KeyReused(
-            f"This {HEADER} was used for a different request (method, path, If-Match or body)."
-        )
-    return Idempotency(replay=_replay(stored))
+    return Idempotency(principal.user_id, key, digest, settings.idempotency_key_ttl)
 
 
 IdempotencyDep = Annotated[Idempotency, Depends(get_idempotency)]

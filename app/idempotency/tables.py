@@ -2,8 +2,8 @@
 
 One row per (user, ``Idempotency-Key``): ``fingerprint`` is the SHA-256 of the request the key
 was first used with (:func:`app.idempotency.keys.fingerprint`); ``status``, ``headers`` (a JSON
-object of the replayed header names and values) and ``body`` are its answer. They are NULL only
-inside the transaction that claimed the key, which fills them before it commits.
+object of the replayed header names and values) and ``body`` are its answer, inserted in the
+transaction of the write it answers (so a row exists exactly when its write committed).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ idempotency_keys = Table(
     Column("key", Text, nullable=False),
     Column("fingerprint", LargeBinary, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
-    Column("status", SmallInteger),
-    Column("headers", JSONB),
-    Column("body", LargeBinary),
+    Column("status", SmallInteger, nullable=False),
+    Column("headers", JSONB, nullable=False),
+    Column("body", LargeBinary, nullable=False),
     PrimaryKeyConstraint("user_id", "key", name="idempotency_keys_pkey"),
 )
 Index("idempotency_keys_created", idempotency_keys.c.created_at)

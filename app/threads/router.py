@@ -15,7 +15,7 @@ from app.auth import CurrentPrincipal, Principal
 from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
-from app.idempotency.keys import NO_KEY, Idempotency, IdempotencyDep
+from app.idempotency.keys import NO_KEY, IdempotencyDep
 from app.openapi import NON_BLANK_PATTERN
 from app.threads import cursors, repository, search, service
 from app.threads.documents import (
@@ -103,7 +103,6 @@ async def _store_whole(
     raw: Any,
     url_id: ThreadId | None,
     if_match: list[str] | None,
-    idempotency: Idempotency,
     *,
     allow_replace: bool,
 ) -> Response:
@@ -124,7 +123,7 @@ async def _store_whole(
     headers = {"ETag": etag(version)}
     if created:
         headers["Location"] = f"/api/threads/{thread_id}"
-    return await idempotency.commit(session, json_response(body, 201 if created else 200, headers))
+    return json_response(body, 201 if created else 200, headers)
 
 
 @router.post(
@@ -146,10 +145,9 @@ async def create_thread(
     """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
     the base version (If-Match or ``version``) is not 0. With ``Idempotency-Key``, a retry gets
     the first answer (app/idempotency/keys.py)."""
-    if idempotency.replay is not None:
-        return idempotency.replay
-    return await _store_whole(
-        session, settings, audit, raw, None, if_match, idempotency, allow_replace=False
+    return await idempotency.run(
+        session,
+        lambda: _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False),
     )
 
 
@@ -173,8 +171,10 @@ async def put_thread(
     if_match: IfMatch = None,
 ) -> Response:
     """Create (201) or replace (200) the whole thread; base version from If-Match or ``version``."""
-    return await _store_whole(
-        session, settings, audit, raw, _thread_id(thread_id), if_match, NO_KEY, allow_replace=True
+    tid = _thread_id(thread_id)
+    return await NO_KEY.run(
+        session,
+        lambda: _store_whole(session, settings, audit, raw, tid, if_match, allow_replace=True),
     )
 
 
@@ -307,8 +307,6 @@ async def append_messages(
 ) -> Response:
     """Append messages (and optionally agent state, activity time, git fields); If-Match required.
     With ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
-    if idempotency.replay is not None:
-        return idempotency.replay
     tid = _thread_id(thread_id)
     if if_match is None:
         raise PreconditionRequired("Appending needs If-Match with the version the messages follow.")
@@ -320,18 +318,21 @@ async def append_messages(
         "message_count": repository.MESSAGE_COUNT + len(raw_messages),
         "last_activity_at": request.last_activity_at or func.now(),
     }
-    row = await repository.claim(session, principal, tid.uuid, precondition, **values)
-    repository.check_message_limit(row.message_count, settings.max_messages)
-    first_seq = row.message_count - len(raw_messages)
-    await repository.append_messages(session, tid.uuid, prepare_messages(raw_messages, first_seq))
-    stored = json.loads(row.document_text)
-    doc, commits_changed = service.apply_append(stored, request)
-    if doc is not stored:
-        await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
-    result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
-    return await idempotency.commit(
-        session, json_response(result, headers={"ETag": etag(row.version)})
-    )
+
+    async def write() -> Response:
+        row = await repository.claim(session, principal, tid.uuid, precondition, **values)
+        repository.check_message_limit(row.message_count, settings.max_messages)
+        first_seq = row.message_count - len(raw_messages)
+        prepared = prepare_messages(raw_messages, first_seq)
+        await repository.append_messages(session, tid.uuid, prepared)
+        stored = json.loads(row.document_text)
+        doc, commits_changed = service.apply_append(stored, request)
+        if doc is not stored:
+            await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
+        result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
+        return json_response(result, headers={"ETag": etag(row.version)})
+
+    return await idempotency.run(session, write)
 
 
 @router.post(
@@ -351,23 +352,27 @@ async def fork_thread(
 ) -> Response:
     """Copy messages ``[0, up_to)`` into a new private thread owned by the caller. With
     ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
-    if idempotency.replay is not None:
-        return idempotency.replay
     tid = _thread_id(thread_id)
     raw = await _json_body(request) if await request.body() else {}
     fork = service.validate(ForkRequest, _object(raw))
-    source = await repository.load_readable(session, principal, tid.uuid)
-    up_to = source.message_count if fork.up_to is None else fork.up_to
-    if up_to > source.message_count:
-        raise ValidationFailed(
-            "up_to is past the end of the thread.",
-            errors=[{"loc": ["body", "up_to"], "msg": f"must be at most {source.message_count}"}],
-        )
-    new_id = ThreadId.new()
-    doc = service.fork_document(source.document_text, tid, source.version)
-    body = await repository.insert_fork(session, audit, source, new_id.uuid, doc, up_to)
-    headers = {"ETag": etag(1), "Location": f"/api/threads/{new_id}"}
-    return await idempotency.commit(session, json_response(body, 201, headers))
+
+    async def write() -> Response:
+        source = await repository.load_readable(session, principal, tid.uuid)
+        up_to = source.message_count if fork.up_to is None else fork.up_to
+        if up_to > source.message_count:
+            raise ValidationFailed(
+                "up_to is past the end of the thread.",
+                errors=[
+                    {"loc": ["body", "up_to"], "msg": f"must be at most {source.message_count}"}
+                ],
+            )
+        new_id = ThreadId.new()
+        doc = service.fork_document(source.document_text, tid, source.version)
+        body = await repository.insert_fork(session, audit, source, new_id.uuid, doc, up_to)
+        headers = {"ETag": etag(1), "Location": f"/api/threads/{new_id}"}
+        return json_response(body, 201, headers)
+
+    return await idempotency.run(session, write)
 
 
 @router.delete(

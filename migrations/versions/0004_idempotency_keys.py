@@ -6,9 +6,8 @@ Create Date: 2026-12-01
 
 Hand-written (app/idempotency/tables.py mirrors it; tests/test_migrations.py compares the two).
 One row per (user, ``Idempotency-Key``): the fingerprint of the request it was first used with
-and the answer it got. A row is inserted in the transaction of the write it guards, as its
-first statement, and the answer is added before that transaction commits, so a committed row
-always holds the answer of a committed write. Rows older than ``LOOMSYNC_IDEMPOTENCY_KEY_TTL``
+and the answer it got, inserted as the last statement of the transaction of the write it
+answers, so a row exists exactly when its write committed. Rows older than ``LOOMSYNC_IDEMPOTENCY_KEY_TTL``
 are ignored and purged (``idempotency_keys_created`` keeps the purge an index range scan). The
 key is per user, not per thread, so unlike the other tables the primary key starts with the
 user id.
@@ -32,9 +31,9 @@ def upgrade() -> None:
             key text NOT NULL,
             fingerprint bytea NOT NULL,
             created_at timestamptz NOT NULL DEFAULT now(),
-            status smallint,
-            headers jsonb,
-            body bytea,
+            status smallint NOT NULL,
+            headers jsonb NOT NULL,
+            body bytea NOT NULL,
             PRIMARY KEY (user_id, key)
         )
         """
