@@ -217,6 +217,7 @@ class _Purge:
         self.task: asyncio.Task[int] | None = None
 
     def maybe_start(self, maker: async_sessionmaker[AsyncSession], settings: Settings) -> None:
+        """Start :func:`purge_expired` unless one runs or the last began under an interval ago."""
         now = time.monotonic()
         if now < self.next_at or (self.task is not None and not self.task.done()):
             return
