@@ -9,8 +9,8 @@ tests/test_schema_fuzz.py, checks every answer against it):
   they can reach: 401 (bad token) and 429 (rate limit) on ``/api``, 413 wherever a body is
   read, 503 (database down, request timed out) everywhere but ``/health``; 429 and 503 with
   ``Retry-After``;
-- inputs are described as strictly as the server checks them: the ``If-Match`` grammar
-  (required on append), a non-blank ``q`` of at most ``LOOMSYNC_MAX_QUERY_CHARS`` characters,
+- inputs are described as strictly as the server checks them: optional headers are strings
+  (never null), the ``If-Match`` grammar (required on append), the ``Idempotency-Key`` grammar, a non-blank ``q`` of at most ``LOOMSYNC_MAX_QUERY_CHARS`` characters,
   non-blank commit SHAs, ``is_private`` only ``false``.
 """
 
@@ -80,10 +80,20 @@ def _register_models(components: dict[str, Any]) -> None:
     }
 
 
+def _not_null(parameter: dict[str, Any]) -> None:
+    """An optional header is absent or a string, never JSON null: drop FastAPI's ``null``
+    branch (keeping the pattern, length and description beside it)."""
+    schema = parameter["schema"]
+    others = [s for s in schema.get("anyOf", []) if s != {"type": "null"}]
+    if parameter["in"] == "header" and len(others) == 1 and len(schema["anyOf"]) == 2:
+        parameter["schema"] = {**{k: v for k, v in schema.items() if k != "anyOf"}, **others[0]}
+
+
 def _describe_parameters(
     path: str, method: str, operation: dict[str, Any], settings: Settings
 ) -> None:
     for parameter in operation.get("parameters", []):
+        _not_null(parameter)
         name, schema = parameter["name"], parameter["schema"]
         if name == "If-Match":
             parameter["schema"] = {

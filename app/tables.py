@@ -5,6 +5,11 @@ from __future__ import annotations
 from sqlalchemy import MetaData
 
 from app.audit.tables import metadata as audit_metadata
+from app.idempotency.tables import metadata as idempotency_metadata
 from app.threads.tables import metadata as threads_metadata
 
-ALL_METADATA: tuple[MetaData, ...] = (threads_metadata, audit_metadata)
+ALL_METADATA: tuple[MetaData, ...] = (
+    threads_metadata,
+    audit_metadata,
+    idempotency_metadata,
+)

@@ -3,8 +3,10 @@
 - Every request carries ``User-Agent: loomsync/<version>``, ``X-Loomsync-Version`` and
   ``X-Loomsync-Platform`` (``linux-x86_64``, ...), API.md section 9.
 - Retries (tenacity): exponential backoff with jitter, and ``Retry-After`` when the server sends
-  it, only for network errors, 408, 429 and 5xx. Writes are safe to retry: each names its base
-  version (If-Match), so a write that did land answers 409 instead of applying twice.
+  it, only for network errors, 408, 429 and 5xx. Writes are safe to retry: PUT, PATCH and
+  DELETE name their base version (If-Match), so one that did land answers 409 instead of
+  applying twice; every POST carries an ``Idempotency-Key`` (:mod:`loomsync.idempotency`), the
+  same on each retry, so the server answers a retry with the first answer.
 - Errors map to :mod:`loomsync.errors`; a 409 carries the server's copy of the thread.
 - A thread with ``is_private = true`` is refused before any byte is sent.
 """
@@ -21,7 +23,7 @@ from typing import Any, Literal
 import httpx
 import tenacity
 
-from loomsync import codec
+from loomsync import codec, idempotency
 from loomsync._version import __version__
 from loomsync.config import ClientConfig
 from loomsync.errors import (
@@ -245,8 +247,12 @@ class ThreadSyncClient:
         params: Mapping[str, Any] | None = None,
         if_match: int | None = None,
         thread_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> httpx.Response:
         """Send one request (retrying as described above); the 2xx response.
+
+        A POST carries ``Idempotency-Key``: ``idempotency_key``, or a fresh random one.
+        ``body`` may be ready JSON bytes.
 
         Raises:
             SyncError: the matching subclass for the failure.
@@ -254,10 +260,13 @@ class ThreadSyncClient:
         headers: dict[str, str] = {}
         content = None
         if body is not None:
-            content = codec.dumps(body)
+            content = body if isinstance(body, bytes) else codec.dumps(body)
             headers["Content-Type"] = "application/json"
         if if_match is not None:
             headers["If-Match"] = f'"{if_match}"'
+        if method == "POST":  # retried below: safe only because the retries carry its key
+            key = idempotency_key or idempotency.new_key()
+            headers[idempotency.HEADER] = idempotency.header_value(key)
         query = {k: v for k, v in (params or {}).items() if v is not None}
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.retries + 1),
@@ -305,14 +314,25 @@ class ThreadSyncClient:
     ) -> AppendResult:
         """``POST /api/threads/{id}/messages``: append after ``base_version`` (If-Match).
 
-        ``fields`` may hold ``agent_state``, ``last_activity_at`` and the git fields.
+        ``fields`` may hold ``agent_state``, ``last_activity_at`` and the git fields. The
+        ``Idempotency-Key`` is derived from the thread, base version and body
+        (:func:`loomsync.idempotency.append_key`), so the same append resent after a restart
+        gets the first answer too.
         """
-        body = {
-            **(fields or {}),
-            "messages": [m.model_dump(mode="python", exclude_unset=True) for m in messages],
-        }
-        path = f"/api/threads/{thread_id}/messages"
-        data = self.request("POST", path, body=body, if_match=base_version, thread_id=thread_id)
+        content = codec.dumps(
+            {
+                **(fields or {}),
+                "messages": [m.model_dump(mode="python", exclude_unset=True) for m in messages],
+            }
+        )
+        data = self.request(
+            "POST",
+            f"/api/threads/{thread_id}/messages",
+            body=content,
+            if_match=base_version,
+            thread_id=thread_id,
+            idempotency_key=idempotency.append_key(thread_id, base_version, content),
+        )
         raw = data.json()
         return AppendResult(str(raw["id"]), int(raw["version"]), int(raw["message_count"]))
 
@@ -329,13 +349,19 @@ class ThreadSyncClient:
         )
         return codec.decode_thread(response.content)
 
-    def fork_thread(self, thread_id: str, *, up_to: int | None = None) -> Thread:
-        """``POST /api/threads/{id}/fork``: a new private thread with messages ``[0, up_to)``."""
+    def fork_thread(
+        self, thread_id: str, *, up_to: int | None = None, idempotency_key: str | None = None
+    ) -> Thread:
+        """``POST /api/threads/{id}/fork``: a new private thread with messages ``[0, up_to)``.
+
+        ``idempotency_key`` names this fork (default: a fresh random key), sent with each retry:
+        pass the same key again to get the same fork back rather than another."""
         body = {} if up_to is None else {"up_to": up_to}
         path = f"/api/threads/{thread_id}/fork"
-        return codec.decode_thread(
-            self.request("POST", path, body=body, thread_id=thread_id).content
+        response = self.request(
+            "POST", path, body=body, thread_id=thread_id, idempotency_key=idempotency_key
         )
+        return codec.decode_thread(response.content)
 
     def delete_thread(self, thread_id: str) -> None:
         """``DELETE /api/threads/{id}`` (soft delete)."""

@@ -15,7 +15,7 @@ from app.database import alembic_config, head_revision, migrate
 from app.tables import ALL_METADATA
 from tests.database import create_database, drop_database
 
-TABLES = {"threads", "thread_messages", "thread_commits", "audit_events"}
+TABLES = {"threads", "thread_messages", "thread_commits", "audit_events", "idempotency_keys"}
 
 
 async def _tables(url: str) -> set[str]:
@@ -57,5 +57,5 @@ async def test_table_definitions_match_the_migrated_schema(database_url: str) ->
     assert differences == []
 
 
-def test_head_revision_is_0003() -> None:
-    assert head_revision() == "0003"
+def test_head_revision_is_0004() -> None:
+    assert head_revision() == "0004"

@@ -12,8 +12,8 @@ tests/test_schema_findings.py.
 
 Accepted, with reasons (``UNEXPRESSIBLE``): a schema-valid request refused for what OpenAPI cannot
 express: a cursor the server never issued (400), a thread deleted earlier in a workflow (410),
-``up_to`` past the end of the thread being forked, a PUT body whose ``id`` is not the URL's
-(422).
+``up_to`` past the end of the thread being forked, a PUT body whose ``id`` is not the URL's,
+an ``Idempotency-Key`` the generator used before for another request (422).
 """
 
 from __future__ import annotations
@@ -51,10 +51,12 @@ UNEXPRESSIBLE: dict[int, Any] = {
     400: lambda p: p.get("detail") == "The cursor is not one this server issued.",
     # a thread deleted earlier in the same workflow
     410: lambda p: p.get("code") == "gone",
-    # fork past the thread's end; a body id other than the URL's (PUT)
+    # fork past the thread's end; a body id other than the URL's (PUT); an Idempotency-Key
+    # generated again for another request
     422: lambda p: (
         p.get("detail") == "up_to is past the end of the thread."
         or p.get("errors") == [{"loc": ["body", "id"], "msg": "must equal the id in the URL"}]
+        or p.get("code") == "idempotency_key_reused"
     ),
 }
 

@@ -7,7 +7,9 @@ that the thread is not deleted, and claims the new version (``UPDATE … WHERE v
 … RETURNING``, or ``INSERT … ON CONFLICT DO NOTHING RETURNING`` for a create). That statement
 takes the row lock, so the remaining statements of the transaction (messages, commits) cannot
 interleave with another writer. Each write commits before returning, so a client never sees
-success for a write that did not commit. When the claim matches no row, :func:`_refusal` says why.
+success for a write that did not commit; :func:`create_or_replace` and :func:`insert_fork` leave
+the commit to their route, which records the answer of an ``Idempotency-Key`` in the same
+transaction (app/idempotency/keys.py). When the claim matches no row, :func:`_refusal` says why.
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ async def create_or_replace(
     base replaces when it equals the stored version.
 
     A create, and a replace that changes visibility or support sharing, leave audit events.
+    The caller commits (after recording an idempotent answer, if any).
 
     Returns:
         (output JSON bytes, new version, created?)
@@ -255,7 +258,6 @@ async def create_or_replace(
     await rows.write_commits(session, thread_id, doc, replace=not created)
     # the answer is rendered from what was stored (the same texts a GET splices), not read back
     body = render_document(claimed, doc, [m.body.encode() for m in messages])
-    await session.commit()
     return body, claimed.version, created
 
 
@@ -340,7 +342,7 @@ async def insert_fork(
     up_to: int,
 ) -> bytes:
     """Create thread ``new_id`` owned by the caller from ``doc`` and the source's first ``up_to``
-    messages, copied inside PostgreSQL; audited as a fork of the source."""
+    messages, copied inside PostgreSQL; audited as a fork of the source. The caller commits."""
     principal = audit.principal
     assert principal.user_id is not None
     await session.execute(
@@ -359,9 +361,7 @@ async def insert_fork(
     await rows.copy_messages(session, source.id, new_id, up_to)
     await rows.write_commits(session, new_id, doc, replace=False)
     await auditing.forked(session, audit, source.id, source.version, new_id, up_to)
-    body = await render(session, new_id)
-    await session.commit()
-    return body
+    return await render(session, new_id)
 
 
 async def soft_delete(

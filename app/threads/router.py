@@ -15,6 +15,7 @@ from app.auth import CurrentPrincipal, Principal
 from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
+from app.idempotency.keys import NO_KEY, IdempotencyDep
 from app.openapi import NON_BLANK_PATTERN
 from app.problems import problem_response
 from app.threads import cursors, repository, search, service
@@ -167,12 +168,17 @@ async def create_thread(
     _: Writer,
     audit: AuditDep,
     raw: JsonBody,
+    idempotency: IdempotencyDep,
     if_match: IfMatch = None,
 ) -> Response:
     """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
     the base version (If-Match or ``version``) is not 0; 403 for a fork made on the client
-    (``metadata.extra.forked_from``) of a thread the caller reads only as support."""
-    return await _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False)
+    (``metadata.extra.forked_from``) of a thread the caller reads only as support. With
+    ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
+    return await idempotency.run(
+        session,
+        lambda: _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False),
+    )
 
 
 @router.put(
@@ -195,8 +201,10 @@ async def put_thread(
     if_match: IfMatch = None,
 ) -> Response:
     """Create (201) or replace (200) the whole thread; base version from If-Match or ``version``."""
-    return await _store_whole(
-        session, settings, audit, raw, _thread_id(thread_id), if_match, allow_replace=True
+    tid = _thread_id(thread_id)
+    return await NO_KEY.run(
+        session,
+        lambda: _store_whole(session, settings, audit, raw, tid, if_match, allow_replace=True),
     )
 
 
@@ -326,9 +334,11 @@ async def append_messages(
     settings: SettingsDep,
     principal: Writer,
     raw: JsonBody,
+    idempotency: IdempotencyDep,
     if_match: IfMatch = None,
 ) -> Response:
-    """Append messages (and optionally agent state, activity time, git fields); If-Match required."""
+    """Append messages (and optionally agent state, activity time, git fields); If-Match required.
+    With ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
     tid = _thread_id(thread_id)
     if if_match is None:
         raise PreconditionRequired("Appending needs If-Match with the version the messages follow.")
@@ -340,17 +350,21 @@ async def append_messages(
         "message_count": repository.MESSAGE_COUNT + len(raw_messages),
         "last_activity_at": request.last_activity_at or func.now(),
     }
-    row = await repository.claim(session, principal, tid.uuid, precondition, **values)
-    repository.check_message_limit(row.message_count, settings.max_messages)
-    first_seq = row.message_count - len(raw_messages)
-    await repository.append_messages(session, tid.uuid, prepare_messages(raw_messages, first_seq))
-    stored = json.loads(row.document_text)
-    doc, commits_changed = service.apply_append(stored, request)
-    if doc is not stored:
-        await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
-    await session.commit()
-    result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
-    return json_response(result, headers={"ETag": etag(row.version)})
+
+    async def write() -> Response:
+        row = await repository.claim(session, principal, tid.uuid, precondition, **values)
+        repository.check_message_limit(row.message_count, settings.max_messages)
+        first_seq = row.message_count - len(raw_messages)
+        prepared = prepare_messages(raw_messages, first_seq)
+        await repository.append_messages(session, tid.uuid, prepared)
+        stored = json.loads(row.document_text)
+        doc, commits_changed = service.apply_append(stored, request)
+        if doc is not stored:
+            await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
+        result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
+        return json_response(result, headers={"ETag": etag(row.version)})
+
+    return await idempotency.run(session, write)
 
 
 @router.post(
@@ -366,23 +380,32 @@ async def fork_thread(
     principal: Writer,
     audit: AuditDep,
     request: Request,
+    idempotency: IdempotencyDep,
 ) -> Response:
     """Copy messages ``[0, up_to)`` into a new private thread owned by the caller; 403 for a
-    caller who reads the thread only through the ``support`` role."""
+    caller who reads the thread only through the ``support`` role. With ``Idempotency-Key``, a
+    retry gets the first answer (app/idempotency/keys.py)."""
     tid = _thread_id(thread_id)
     raw = await _json_body(request) if await request.body() else {}
     fork = service.validate(ForkRequest, _object(raw))
-    source = await repository.load_forkable(session, principal, tid.uuid)
-    up_to = source.message_count if fork.up_to is None else fork.up_to
-    if up_to > source.message_count:
-        raise ValidationFailed(
-            "up_to is past the end of the thread.",
-            errors=[{"loc": ["body", "up_to"], "msg": f"must be at most {source.message_count}"}],
-        )
-    new_id = ThreadId.new()
-    doc = service.fork_document(source.document_text, tid, source.version)
-    body = await repository.insert_fork(session, audit, source, new_id.uuid, doc, up_to)
-    return json_response(body, 201, {"ETag": etag(1), "Location": f"/api/threads/{new_id}"})
+
+    async def write() -> Response:
+        source = await repository.load_forkable(session, principal, tid.uuid)
+        up_to = source.message_count if fork.up_to is None else fork.up_to
+        if up_to > source.message_count:
+            raise ValidationFailed(
+                "up_to is past the end of the thread.",
+                errors=[
+                    {"loc": ["body", "up_to"], "msg": f"must be at most {source.message_count}"}
+                ],
+            )
+        new_id = ThreadId.new()
+        doc = service.fork_document(source.document_text, tid, source.version)
+        body = await repository.insert_fork(session, audit, source, new_id.uuid, doc, up_to)
+        headers = {"ETag": etag(1), "Location": f"/api/threads/{new_id}"}
+        return json_response(body, 201, headers)
+
+    return await idempotency.run(session, write)
 
 
 @router.delete(

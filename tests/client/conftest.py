@@ -113,6 +113,10 @@ class LiveServer:
         else:
             flag.unlink(missing_ok=True)
 
+    def drop_next_write_response(self) -> None:
+        """The next write is done but its response never sent (the client times out)."""
+        Path(f"{self.request_log}.drop-once").touch()
+
     def held(self) -> list[str]:
         """``METHOD PATH\tSTATUS`` of each write whose response was held."""
         held = Path(f"{self.request_log}.held")
