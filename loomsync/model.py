@@ -7,6 +7,7 @@ is read as UTC, and output is RFC 3339 with a ``Z`` suffix.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -66,19 +67,46 @@ def format_utc(value: datetime) -> str:
     return f"{base}.{micros:06d}Z"
 
 
+#: A leap second, ``…:60`` with any fraction (RFC 3339 section 5.6 allows ``time-second`` 60).
+_LEAP_SECOND = re.compile(
+    r"(?P<head>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:)60(?:[.,]\d+)?"
+    r"(?P<tail>[Zz]|[+-]\d{2}(?::?\d{2})?)?"
+)
+
+
 def _rfc3339_text(value: Any) -> Any:
-    """Timestamps arrive as RFC 3339 strings; numbers are refused, never read as Unix time."""
+    """Timestamps arrive as RFC 3339 strings; numbers are refused, never read as Unix time.
+
+    A leap second (``2016-12-31T23:59:60Z``, RFC 3339 section 5.7) is accepted as the last
+    microsecond before it, ``23:59:59.999999`` in the same offset: Python's ``datetime`` (and
+    so PostgreSQL through it) has no 60th second, and clamping keeps the order of events.
+    """
     if isinstance(value, datetime):
         return value
     if not isinstance(value, str):
         raise ValueError("must be an RFC 3339 timestamp string")
+    leap = _LEAP_SECOND.fullmatch(value) if len(value) <= 64 else None
+    if leap:
+        return f"{leap['head']}59.999999{leap['tail'] or ''}"
     return value
+
+
+def _utc_in_range(value: datetime) -> datetime:
+    """:func:`to_utc`, refusing (with the field named by pydantic) an instant outside
+    ``0001-01-01T00:00:00Z`` … ``9999-12-31T23:59:59.999999Z``, which an offset can reach
+    (``0001-01-01T00:00:00+01:00``) and neither Python nor the API can write in UTC."""
+    try:
+        return to_utc(value)
+    except OverflowError:
+        raise ValueError(
+            "is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z once converted to UTC"
+        ) from None
 
 
 UtcDatetime = Annotated[
     datetime,
     BeforeValidator(_rfc3339_text),
-    AfterValidator(to_utc),
+    AfterValidator(_utc_in_range),
     PlainSerializer(format_utc, return_type=str, when_used="json"),
 ]
 
