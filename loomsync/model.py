@@ -55,10 +55,15 @@ def to_utc(value: datetime) -> datetime:
 def format_utc(value: datetime) -> str:
     """Format as RFC 3339 UTC with ``Z``, keeping only the sub-second digits that carry data.
 
-    ``2026-01-02T16:39:45.349Z`` stays as written; whole seconds print without a fraction.
+    ``2026-01-02T16:39:45.349Z`` stays as written; whole seconds print without a fraction. The
+    year always has four digits (``0001-01-01T00:00:00Z``; ``strftime`` writes year 1 as ``1``,
+    which no RFC 3339 parser, this one included, reads back).
     """
     value = to_utc(value)
-    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+    base = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
     micros = value.microsecond
     if micros == 0:
         return base + "Z"
