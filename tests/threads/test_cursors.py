@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -24,6 +24,7 @@ from pydantic import SecretStr
 from app.auth import create_token
 from app.config import Settings
 from app.main import create_app
+from tests.servers import uvicorn_server
 
 #: name -> (path, extra query parameters); each is walked by a caller who can see two rows.
 LISTINGS = {
@@ -316,3 +317,36 @@ def test_placeholder_cursor_secret_is_refused_outside_development() -> None:
 async def test_issued_cursor_is_accepted_back(walker: Walker, listing: str) -> None:
     response = await walker.page(listing, await walker.first_cursor(listing))
     assert response.status_code == 200, response.text
+
+
+# Through a real uvicorn: query strings whose bytes are not UTF-8, not valid percent-encoding,
+# or name the cursor twice reach the codec as uvicorn and Starlette decode them.
+
+RAW_QUERIES = ["cursor=%FF%FE", "cursor=%zz", "cursor=%00", "cursor=a&cursor=%C3%A9", "cursor=+"]
+
+
+@pytest.fixture(scope="module")
+def served(database_url: str, settings: Settings) -> Iterator[tuple[str, dict[str, str]]]:
+    """A uvicorn process serving the app, and an admin's headers."""
+    assert settings.jwt_secret is not None
+    env = {
+        "LOOMSYNC_DATABASE_URL": database_url,
+        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
+        "LOOMSYNC_LOG_LEVEL": "warning",
+        "LOOMSYNC_RATE_LIMIT": "off",
+    }
+    token = create_token(settings, f"raw-{uuid.uuid4().hex[:10]}", roles=["admin"])
+    with uvicorn_server(env) as running:
+        yield running.base_url, {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.parametrize("listing", LISTINGS)
+@pytest.mark.parametrize("query", RAW_QUERIES)
+def test_raw_cursor_bytes_over_real_http_are_400(
+    served: tuple[str, dict[str, str]], listing: str, query: str
+) -> None:
+    base_url, headers = served
+    path, params = LISTINGS[listing]
+    extra = "".join(f"&{k}={v}" for k, v in params.items())
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        assert_not_issued(http.get(httpx.URL(f"{path}?{query}{extra}"), headers=headers))
