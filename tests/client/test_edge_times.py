@@ -7,12 +7,15 @@ and leap seconds, writes what it reads back, and the SDK pages and pulls past su
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from loomsync import Thread, ThreadSyncClient, read_thread_file
+from loomsync import RemoteThreadStore, Thread, ThreadSyncClient, read_thread_file
 from loomsync.ids import ThreadId
 from loomsync.model import Message
 from loomsync.summary import ThreadSummary
@@ -60,6 +63,51 @@ def test_model_refuses_an_instant_beyond_the_range_in_utc_as_a_validation_error(
         Message.model_validate({"role": "user", "created_at": stamp})
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    local=st.datetimes(),
+    minutes=st.integers(-(24 * 60 - 1), 24 * 60 - 1),
+    leap=st.booleans(),
+)
+def test_any_rfc3339_timestamp_round_trips_or_is_a_validation_error(
+    local: datetime, minutes: int, leap: bool
+) -> None:
+    """Property: every RFC 3339 text of any instant and offset (leap seconds included) either
+    reads and writes back as the same instant, or, when the offset takes it past the range in
+    UTC, is a ValidationError: never another exception."""
+    if leap:
+        local = local.replace(second=59, microsecond=999999)
+    sign, size = ("+" if minutes >= 0 else "-"), abs(minutes)
+    text = local.isoformat(timespec="microseconds") + f"{sign}{size // 60:02d}:{size % 60:02d}"
+    if leap:
+        text = text.replace(":59.999999", ":60", 1)
+    try:
+        expected: datetime | None = (local - timedelta(minutes=minutes)).replace(tzinfo=UTC)
+    except OverflowError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ValidationError):
+            Thread.model_validate({"created_at": text})
+        return
+    thread = Thread.model_validate({"created_at": text})
+    assert thread.created_at == expected
+    assert Thread.model_validate_json(thread.model_dump_json()).created_at == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(max_size=60) | st.from_regex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d.*", fullmatch=True)
+)
+def test_any_text_as_a_timestamp_is_a_timestamp_or_a_validation_error(text: str) -> None:
+    """Property: whatever the text, the model answers a UTC timestamp or a ValidationError."""
+    try:
+        message = Message.model_validate({"role": "user", "created_at": text})
+    except ValidationError:
+        return
+    assert message.created_at is not None
+    assert message.created_at.utcoffset() == timedelta(0)
+
+
 def test_thread_file_with_a_leap_second_is_read(tmp_path: Path) -> None:
     path = tmp_path / "exported.json"
     message = {"role": "user", "content": "hi", "created_at": "2016-12-31T23:59:60Z"}
@@ -99,6 +147,11 @@ def test_pull_reaches_threads_past_a_page_that_ends_at_year_1(
         edge = {_put(client, FIRST) for _ in range(2)}
     device = devices("fresh")
     assert {o.thread_id for o in device.pull()} == ordinary | edge
+    remote = RemoteThreadStore(make_client(live_server.url, account))
+    try:
+        assert {s.id for s in remote.list()} == ordinary | edge  # pages of 200, one cursor
+    finally:
+        remote.close()
     for tid in edge:
         local = json.loads(device.load(tid).model_dump_json())
         assert (local["created_at"], local["last_activity_at"]) == (FIRST, FIRST)
