@@ -79,21 +79,25 @@ _LEAP_SECOND = re.compile(
 )
 
 
-def _rfc3339_text(value: Any) -> Any:
-    """Timestamps arrive as RFC 3339 strings; numbers are refused, never read as Unix time.
+def clamp_leap_second(text: str) -> str:
+    """``text`` with a leap second (``2016-12-31T23:59:60Z``, RFC 3339 section 5.7) made the last
+    microsecond before it, ``23:59:59.999999`` in the same offset; other text unchanged.
 
-    A leap second (``2016-12-31T23:59:60Z``, RFC 3339 section 5.7) is accepted as the last
-    microsecond before it, ``23:59:59.999999`` in the same offset: Python's ``datetime`` (and
-    so PostgreSQL through it) has no 60th second, and clamping keeps the order of events.
+    Python's ``datetime`` (and so PostgreSQL through it) has no 60th second; clamping keeps
+    the order of events (issue 11, item 9: accepted, not refused).
     """
+    leap = _LEAP_SECOND.fullmatch(text) if len(text) <= 64 else None
+    return f"{leap['head']}59.999999{leap['tail'] or ''}" if leap else text
+
+
+def _rfc3339_text(value: Any) -> Any:
+    """Timestamps arrive as RFC 3339 strings (leap seconds clamped: :func:`clamp_leap_second`);
+    numbers are refused, never read as Unix time."""
     if isinstance(value, datetime):
         return value
     if not isinstance(value, str):
         raise ValueError("must be an RFC 3339 timestamp string")
-    leap = _LEAP_SECOND.fullmatch(value) if len(value) <= 64 else None
-    if leap:
-        return f"{leap['head']}59.999999{leap['tail'] or ''}"
-    return value
+    return clamp_leap_second(value)
 
 
 def _utc_in_range(value: datetime) -> datetime:
@@ -241,6 +245,7 @@ __all__ = [
     "ToolCall",
     "UtcDatetime",
     "Visibility",
+    "clamp_leap_second",
     "format_utc",
     "to_utc",
 ]

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from loomsync import RemoteThreadStore, Thread, ThreadSyncClient, read_thread_file
 from loomsync.ids import ThreadId
-from loomsync.model import Message
+from loomsync.importers.common import parse_time
+from loomsync.model import Message, format_utc
 from loomsync.summary import ThreadSummary
 from tests.client.conftest import Devices, LiveServer, make_client, new_thread
 
@@ -155,3 +156,18 @@ def test_pull_reaches_threads_past_a_page_that_ends_at_year_1(
     for tid in edge:
         local = json.loads(device.load(tid).model_dump_json())
         assert (local["created_at"], local["last_activity_at"]) == (FIRST, FIRST)
+
+
+@pytest.mark.parametrize(
+    ("logged", "read"),
+    [
+        ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59.999999Z"),
+        ("2016-12-31T23:59:60.123456+00:00", "2016-12-31T23:59:59.999999Z"),
+        (" 2016-12-31 23:59:60 ", "2016-12-31T23:59:59.999999Z"),
+    ],
+)
+def test_importers_read_a_leap_second_in_an_agent_log(logged: str, read: str) -> None:
+    """Agent logs (Claude Code, Codex, …) go through one time parser; a ``:60`` was dropped."""
+    parsed = parse_time(logged)
+    assert parsed is not None
+    assert format_utc(parsed) == read
