@@ -50,8 +50,9 @@ Purpose = Literal["threads", "search", "audit"]
 
 
 def _derive(secret: str | bytes) -> bytes:
-    """A key of its own from a secret, so that a cursor tag can never serve as a token signature
-    (HMAC-SHA256 keyed by the secret over a fixed label: RFC 5869's extract step)."""
+    """A key of its own from a secret (HMAC-SHA256 keyed by the secret over a fixed label), so
+    that a cursor tag can never serve as a signature of anything else made with that secret,
+    such as a token."""
     raw = secret.encode() if isinstance(secret, str) else secret
     return hmac.new(raw, _KEY_LABEL, hashlib.sha256).digest()
 
