@@ -50,6 +50,7 @@ class Settings(BaseSettings):
     jwt_jwks: Path | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
+    cursor_secret: SecretStr | None = None
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     max_messages: int = Field(default=100_000, ge=1)
     max_query_chars: int = Field(default=1000, ge=1)
@@ -94,11 +95,13 @@ class Settings(BaseSettings):
         asymmetric = [a for a in algorithms if not a.startswith("HS")]
         if asymmetric and self.jwt_public_key is None and self.jwt_jwks is None:
             raise ValueError(f"{asymmetric} need LOOMSYNC_JWT_PUBLIC_KEY or LOOMSYNC_JWT_JWKS")
-        if self.jwt_secret is not None and self.env != "development":
-            secret = self.jwt_secret.get_secret_value()
+        for name, value in (("JWT_SECRET", self.jwt_secret), ("CURSOR_SECRET", self.cursor_secret)):
+            if value is None or self.env == "development":
+                continue
+            secret = value.get_secret_value()
             if secret.lower() in PLACEHOLDER_SECRETS or len(secret.encode()) < MIN_SECRET_BYTES:
                 raise ValueError(
-                    f"LOOMSYNC_JWT_SECRET is a placeholder or shorter than {MIN_SECRET_BYTES} bytes;"
+                    f"LOOMSYNC_{name} is a placeholder or shorter than {MIN_SECRET_BYTES} bytes;"
                     " set a random secret (or LOOMSYNC_ENV=development)"
                 )
         if self.database_url:

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from app import pgtime
 from app.config import Settings, normalize_database_url
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def make_engine(url: str, settings: Settings) -> AsyncEngine:
     (:func:`_replace_closed`), so connections that a database restart or
     ``pg_terminate_backend`` closed are replaced instead of failing the request; connecting gives
     up after ``LOOMSYNC_DB_CONNECT_TIMEOUT`` seconds, so a database that does not answer costs a
-    503, never a hang."""
+    503, never a hang. Every connection reads ``timestamptz`` as aware UTC (:mod:`app.pgtime`)."""
     engine = create_async_engine(
         normalize_database_url(url),
         pool_size=settings.db_pool_size,
@@ -58,6 +59,7 @@ def make_engine(url: str, settings: Settings) -> AsyncEngine:
         connect_args={"server_settings": SERVER_SETTINGS, "timeout": settings.db_connect_timeout},
     )
     event.listen(engine.sync_engine.pool, "checkout", _replace_closed)
+    event.listen(engine.sync_engine, "connect", pgtime.on_connect)
     return engine
 
 

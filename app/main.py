@@ -24,6 +24,7 @@ from app.middleware import (
 )
 from app.openapi import build_openapi
 from app.ratelimit import RateLimiter, enforce_rate_limit
+from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
 from loomsync import __version__
 
@@ -59,6 +60,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     app.state.verifier = TokenVerifier(settings)
+    app.state.cursors = CursorCodec(settings)
     app.state.head_revision = head_revision()
     app.state.rate_limiter = (
         RateLimiter(settings.rate_limit) if settings.rate_limit_enabled else None

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from loomsync.model import format_utc
 
-from loomsync.model import format_utc, to_utc
+#: ``value`` as RFC 3339 UTC text (``2026-01-02T16:39:45.349Z``, ``0001-01-01T00:00:00Z``): the
+#: client's own formatter, so server and client write every timestamp the same way.
+rfc3339 = format_utc
 
-
-def rfc3339(value: datetime) -> str:
-    """``value`` as RFC 3339 UTC text, like :func:`loomsync.model.format_utc` but with the year
-    always four digits (``0001-01-01T00:00:00Z``; ``strftime`` writes year 1 as ``1``)."""
-    text = format_utc(value)
-    year = to_utc(value).year
-    return f"{year:04d}{text[len(str(year)) :]}" if year < 1000 else text
+__all__ = ["rfc3339"]

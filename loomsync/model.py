@@ -7,6 +7,7 @@ is read as UTC, and output is RFC 3339 with a ``Z`` suffix.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -54,10 +55,15 @@ def to_utc(value: datetime) -> datetime:
 def format_utc(value: datetime) -> str:
     """Format as RFC 3339 UTC with ``Z``, keeping only the sub-second digits that carry data.
 
-    ``2026-01-02T16:39:45.349Z`` stays as written; whole seconds print without a fraction.
+    ``2026-01-02T16:39:45.349Z`` stays as written; whole seconds print without a fraction. The
+    year always has four digits (``0001-01-01T00:00:00Z``; ``strftime`` writes year 1 as ``1``,
+    which no RFC 3339 parser, this one included, reads back).
     """
     value = to_utc(value)
-    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+    base = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
     micros = value.microsecond
     if micros == 0:
         return base + "Z"
@@ -66,19 +72,50 @@ def format_utc(value: datetime) -> str:
     return f"{base}.{micros:06d}Z"
 
 
+#: A leap second, ``…:60`` with any fraction (RFC 3339 section 5.6 allows ``time-second`` 60).
+_LEAP_SECOND = re.compile(
+    r"(?P<head>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:)60(?:[.,]\d+)?"
+    r"(?P<tail>[Zz]|[+-]\d{2}(?::?\d{2})?)?"
+)
+
+
+def clamp_leap_second(text: str) -> str:
+    """``text`` with a leap second (``2016-12-31T23:59:60Z``, RFC 3339 section 5.7) made the last
+    microsecond before it, ``23:59:59.999999`` in the same offset; other text unchanged.
+
+    Python's ``datetime`` (and so PostgreSQL through it) has no 60th second; clamping keeps
+    the order of events (issue 11, item 9: accepted, not refused).
+    """
+    leap = _LEAP_SECOND.fullmatch(text) if len(text) <= 64 else None
+    return f"{leap['head']}59.999999{leap['tail'] or ''}" if leap else text
+
+
 def _rfc3339_text(value: Any) -> Any:
-    """Timestamps arrive as RFC 3339 strings; numbers are refused, never read as Unix time."""
+    """Timestamps arrive as RFC 3339 strings (leap seconds clamped: :func:`clamp_leap_second`);
+    numbers are refused, never read as Unix time."""
     if isinstance(value, datetime):
         return value
     if not isinstance(value, str):
         raise ValueError("must be an RFC 3339 timestamp string")
-    return value
+    return clamp_leap_second(value)
+
+
+def _utc_in_range(value: datetime) -> datetime:
+    """:func:`to_utc`, refusing (with the field named by pydantic) an instant outside
+    ``0001-01-01T00:00:00Z`` … ``9999-12-31T23:59:59.999999Z``, which an offset can reach
+    (``0001-01-01T00:00:00+01:00``) and neither Python nor the API can write in UTC."""
+    try:
+        return to_utc(value)
+    except OverflowError:
+        raise ValueError(
+            "is outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z once converted to UTC"
+        ) from None
 
 
 UtcDatetime = Annotated[
     datetime,
     BeforeValidator(_rfc3339_text),
-    AfterValidator(to_utc),
+    AfterValidator(_utc_in_range),
     PlainSerializer(format_utc, return_type=str, when_used="json"),
 ]
 
@@ -208,6 +245,7 @@ __all__ = [
     "ToolCall",
     "UtcDatetime",
     "Visibility",
+    "clamp_leap_second",
     "format_utc",
     "to_utc",
 ]

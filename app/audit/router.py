@@ -16,7 +16,7 @@ from app.database import SessionDep
 from app.errors import BadRequest, Forbidden, Unauthorized
 from app.openapi import THREAD_ID_PATTERN
 from app.problems import problem_responses
-from app.threads import cursors
+from app.threads.cursors import CursorParam, CursorsDep
 from app.times import rfc3339
 from loomsync.ids import InvalidThreadId, ThreadId
 
@@ -53,8 +53,9 @@ def _event(row: Any) -> dict[str, Any]:
 async def list_audit_events(
     session: SessionDep,
     _: Admin,
+    signer: CursorsDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: CursorParam = None,
     thread: Annotated[
         str | None,
         Query(
@@ -78,7 +79,7 @@ async def list_audit_events(
             raise BadRequest(f"Not a thread id: {exc}.") from None
     rows = await repository.list_events(
         session,
-        after=cursors.decode(cursor, datetime, uuid.UUID) if cursor else None,
+        after=signer.decode("audit", cursor, datetime, uuid.UUID) if cursor else None,
         limit=limit,
         thread_id=thread_id,
         actor_id=actor,
@@ -86,5 +87,7 @@ async def list_audit_events(
     )
     page = rows[:limit]
     last = page[-1] if page else None
-    next_cursor = cursors.encode(last.occurred_at, last.id) if last and len(rows) > limit else None
+    next_cursor = (
+        signer.encode("audit", last.occurred_at, last.id) if last and len(rows) > limit else None
+    )
     return JSONResponse({"events": [_event(r) for r in page], "next_cursor": next_cursor})

@@ -18,7 +18,8 @@ from app.errors import BadRequest, PreconditionRequired, Unauthorized, Validatio
 from app.idempotency.keys import NO_KEY, IdempotencyDep
 from app.openapi import NON_BLANK_PATTERN
 from app.problems import problem_response
-from app.threads import cursors, repository, search, service
+from app.threads import repository, search, service
+from app.threads.cursors import CursorParam, CursorsDep
 from app.threads.documents import (
     JsonSyntaxError,
     dump_json,
@@ -218,6 +219,7 @@ async def search_threads(
     session: SessionDep,
     settings: SettingsDep,
     principal: Lister,
+    signer: CursorsDep,
     q: Annotated[
         str,
         Query(
@@ -227,7 +229,7 @@ async def search_threads(
     ],
     syntax: Annotated[Literal["plain", "web"], Query()] = "plain",
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: CursorParam = None,
     workspace: Annotated[str | None, Query(max_length=4096)] = None,
     scope: Scope = "mine",
     archived: ArchivedFilter = "false",
@@ -238,7 +240,7 @@ async def search_threads(
         raise BadRequest("q must hold at least one non-blank character.")
     if len(q) > settings.max_query_chars:
         raise BadRequest(f"q is limited to {settings.max_query_chars} characters.")
-    after = cursors.decode(cursor, float, datetime, uuid.UUID) if cursor else None
+    after = signer.decode("search", cursor, float, datetime, uuid.UUID) if cursor else None
     filters = search.SearchFilters(
         scope=scope,
         archived=archived,
@@ -260,7 +262,7 @@ async def search_threads(
     ]
     last = page[-1] if page else None
     next_cursor = (
-        cursors.encode(last.score, last.last_activity_at, last.id)
+        signer.encode("search", last.score, last.last_activity_at, last.id)
         if last and len(rows) > limit
         else None
     )
@@ -436,8 +438,9 @@ async def delete_thread(
 async def list_threads(
     session: SessionDep,
     principal: Lister,
+    signer: CursorsDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    cursor: CursorParam = None,
     workspace: Annotated[str | None, Query(max_length=4096)] = None,
     scope: Scope = "mine",
     archived: ArchivedFilter = "false",
@@ -450,12 +453,14 @@ async def list_threads(
         scope=scope,
         archived=archived,
         workspace=clean(workspace) if workspace is not None else None,
-        after=cursors.decode(cursor, datetime, uuid.UUID) if cursor else None,
+        after=signer.decode("threads", cursor, datetime, uuid.UUID) if cursor else None,
         limit=limit,
     )
     page = rows[:limit]
     last = page[-1] if page else None
     next_cursor = (
-        cursors.encode(last.last_activity_at, last.id) if last and len(rows) > limit else None
+        signer.encode("threads", last.last_activity_at, last.id)
+        if last and len(rows) > limit
+        else None
     )
     return json_response({"threads": [summary(r) for r in page], "next_cursor": next_cursor})

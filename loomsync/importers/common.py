@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from loomsync.ids import ThreadId
-from loomsync.model import AgentState, Conversation, Message, Metadata, Thread, to_utc
+from loomsync.model import (
+    AgentState,
+    Conversation,
+    Message,
+    Metadata,
+    Thread,
+    clamp_leap_second,
+    to_utc,
+)
 
 #: Namespace of the name-based (UUIDv5) thread ids of sessions that carry no UUID of their own.
 #: Fixed forever: changing it would give every such session a new id on the next import.
@@ -180,11 +188,12 @@ def home() -> Path:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An RFC 3339 / ISO 8601 string (``Z`` or an offset; naive read as UTC) or a Unix time
-    in seconds or milliseconds, as an aware UTC datetime; None for anything else."""
+    """An RFC 3339 / ISO 8601 string (``Z`` or an offset; naive read as UTC; a leap second as
+    ``:59.999999``) or a Unix time in seconds or milliseconds, as an aware UTC datetime; None
+    for anything else."""
     try:
         if isinstance(value, str):
-            return to_utc(datetime.fromisoformat(value.strip()))
+            return to_utc(datetime.fromisoformat(clamp_leap_second(value.strip())))
         if isinstance(value, int | float) and not isinstance(value, bool):
             seconds = value / 1000 if abs(value) > 1e11 else value
             return datetime.fromtimestamp(seconds, tz=UTC)
