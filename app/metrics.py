@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.routes import template_of
+from app.routes import ApiRouter, template_of
 
 access_log = logging.getLogger("app.access")
 
@@ -151,7 +151,7 @@ class MetricsMiddleware:
         )
 
 
-router = APIRouter(include_in_schema=False)
+router = ApiRouter(include_in_schema=False)
 
 
 @router.get("/metrics")

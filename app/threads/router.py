@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 from sqlalchemy import func
 
 from app.audit.context import AuditContext, AuditDep
@@ -16,6 +16,7 @@ from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
 from app.openapi import NON_BLANK_PATTERN
+from app.routes import ApiRouter
 from app.threads import cursors, repository, search, service
 from app.threads.documents import (
     JsonSyntaxError,
@@ -42,7 +43,7 @@ from app.threads.schemas import (
 )
 from loomsync.ids import InvalidThreadId, ThreadId
 
-router = APIRouter(prefix="/api/threads", tags=["threads"])
+router = ApiRouter(prefix="/api/threads", tags=["threads"])
 
 
 def json_response(
