@@ -25,6 +25,7 @@ import httpx
 from sqlalchemy.engine import make_url
 
 from app.database import migrate
+from app.protocol import HTTP_PROTOCOL
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -110,7 +111,8 @@ def uvicorn_process(
         **(env or {}),
     }
     command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory", "--port", str(port),
-               "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
+               "--workers", str(workers), "--log-level", "warning", "--no-access-log",
+               "--http", HTTP_PROTOCOL]  # fmt: skip
     process = subprocess.Popen(command, env=environment, cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     try:

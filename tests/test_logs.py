@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 import logging
 import re
-import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
 
 from app.config import Settings
 from app.logs import ConsoleFormatter, JsonFormatter, RequestIdFilter
-from tests.servers import Server, uvicorn_server
+from tests.servers import Server, exchange, uvicorn_server
 
 #: A console line an attacker would like to add to the log.
 FORGED = "2026-01-01 00:00:00,000 INFO    [admin] app.access: DELETE /api/threads 204"
@@ -58,17 +56,6 @@ def server(
         yield running
 
 
-def send_raw(base_url: str, head: bytes) -> bytes:
-    """Send one request head as written and return the whole answer (the server closes)."""
-    parts = urlsplit(base_url)
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        sock.sendall(head)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def hostile_request(server: Server) -> str:
     """Send a GET of :data:`HOSTILE_PATH` with a hostile query, user agent and request id;
     return the request id the access line must carry."""
@@ -78,7 +65,7 @@ def hostile_request(server: Server) -> str:
         f"Host: x\r\nUser-Agent: agent\xc2\x9b\xe2\x80\xae\r\nX-Request-ID: {request_id}\r\n"
         "Connection: close\r\n\r\n"
     ).encode("latin-1")
-    answer = send_raw(server.base_url, head)
+    answer = exchange(server.base_url, head)
     assert answer.startswith(b"HTTP/1.1 404"), answer[:200]
     return request_id
 
