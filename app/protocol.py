@@ -18,9 +18,9 @@ was read in full, and its buffers left hundreds of MB of RSS behind. Here:
 These answers are given before the app sees the request: they carry the API's security headers
 and a fresh ``X-Request-ID``, and are logged (logger ``app.protocol``), but are not in the
 Prometheus metrics. The per-request cost is a few attribute reads per chunk received (measured in
-bench/RESULTS.md, "Request heads"). Pipelined requests are supported; a head that begins inside a
-chunk after the previous request's end is counted from the next chunk (it may exceed the limit
-by one read, at most 256 KiB, which still bounds memory).
+bench/RESULTS.md, "Request heads"). Pipelined requests are served in order before a refusal;
+the part of a head that arrives in the same read as the end of the request before it is not
+counted, so such a head may reach twice the limit (memory stays bounded all the same).
 """
 
 from __future__ import annotations
@@ -113,24 +113,37 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        """Feed ``data`` to the parser, never more than the head limit while a head is read."""
+        """Feed ``data`` to the parser, never more than the head limit while a head is read;
+        start the head timer when a head is left incomplete (most arrive in one read, and
+        cost no timer)."""
         if self.refused:
             return  # lingering: read and dropped
         if not self.in_head:
             super().data_received(data)
             return
-        if self.head_timer is None:
-            self._start_head_timer()
         room = self.max_head_bytes - self.head_bytes
-        if len(data) <= room:
-            self.head_bytes += len(data)
-            super().data_received(data)
+        if len(data) > room:
+            self._feed_up_to_the_limit(data, room)
             return
+        self.head_bytes += len(data)
+        super().data_received(data)
+        # head_bytes is 0 again when the request ended in this read: no head is pending then
+        if self.in_head and self.head_bytes and self.head_timer is None:
+            if not self.transport.is_closing():
+                self._start_head_timer()
+
+    def _feed_up_to_the_limit(self, data: bytes, room: int) -> None:
+        """Feed the ``room`` bytes of ``data`` the limit allows; refuse the request when its
+        head is still incomplete after them, else go on with the rest.
+
+        When a request ended inside those bytes (``head_bytes`` is 0 again), the head after it
+        began there too: it is not refused, and the rest of ``data`` counts from 0 (a head
+        after pipelined requests may so pass the limit by the part in this read)."""
         self.head_bytes += room
         super().data_received(data[:room])
         if self.transport.is_closing():
             return
-        if self.in_head:
+        if self.in_head and self.head_bytes:
             self._refuse(
                 431,
                 f"The request line and header fields are over the limit of {self.max_head_bytes}"
@@ -155,12 +168,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.in_head = True
         self.head_bytes = 0
 
-    def on_response_complete(self) -> None:
-        """After a response, send the refusal that waited for it, if any."""
-        super().on_response_complete()
-        if self.refusal is not None and not self.pipeline and not self.transport.is_closing():
-            self._send_refusal()
-
     def send_400_response(self, msg: str) -> None:
         """A request httptools cannot parse: 400 problem JSON (uvicorn answers plain text)."""
         self._refuse(400, f"{msg} Its request line or a header field is not HTTP/1.1.")
@@ -181,7 +188,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             request_id,
             detail,
         )
-        if self.cycle is None or (self.cycle.response_complete and not self.pipeline):
+        if self.cycle is None or self.cycle.response_complete:
+            self._send_refusal()
+        else:  # pipelining: answer after the last request before this head is answered
+            self.cycle.on_response = self._after_response
+
+    def _after_response(self) -> None:
+        self.on_response_complete()
+        if self.refusal is not None and not self.transport.is_closing():
             self._send_refusal()
 
     def _send_refusal(self) -> None:

@@ -195,6 +195,22 @@ def test_keep_alive_requests_each_get_the_whole_limit(server: Server) -> None:
             assert status_of(answer) == 200
 
 
+def test_pipelined_heads_each_get_the_whole_limit(server: Server) -> None:
+    """Requests sent back to back in one write: the second head, near the limit, is not
+    counted with the first."""
+    first = head_of_size(200, close=False)
+    answer = exchange(server, first + head_of_size(HEAD_LIMIT - 10))
+    assert answer.count(b"HTTP/1.1 200 OK") == 2, answer[:500]
+
+
+def test_pipelined_requests_are_answered_before_the_431(server: Server) -> None:
+    first = head_of_size(200, close=False)
+    huge = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (2 * MIB) + b"\r\n\r\n"
+    answer = exchange(server, first * 3 + huge)
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", answer)
+    assert statuses == [b"200", b"200", b"200", b"431"], answer[:1000]
+
+
 def test_unparsable_request_is_400_problem_json(server: Server) -> None:
     answer = exchange(server, b"GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
     assert status_of(answer) == 400
