@@ -12,7 +12,11 @@ For each protocol, a uvicorn process (one worker) on a fresh database ``loomsync
    5 s after 1 s of warm-up; the server's CPU (user + system) divided by the requests answered.
    Both servers run at once and are measured in turn, ``--cpu-runs`` times each (so that the
    machine's other load falls on both alike); reported are the median and the lowest run.
-2. **Memory**: ``--rounds`` times, ``--clients`` connections at once each send a ``GET /health``
+2. **CPU in the protocol alone**: in this process, each protocol class is fed one small
+   ``GET`` 20,000 times on one connection whose app answers at once (a stand-in transport, no
+   socket): the CPU microseconds a request of parsing and answering, without the app's
+   middleware. Far less noisy than part 1 on a busy machine.
+3. **Memory**: ``--rounds`` times, ``--clients`` connections at once each send a ``GET /health``
    whose head holds ``--mib`` MiB of 1,000-byte header fields (the shape that grows the stock
    server most: many fields, each a Python object). The server's RSS is sampled every 20 ms:
    reported are RSS before the first round, the peak, and RSS 1 s after the last round; plus
@@ -32,9 +36,13 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import psutil
+import uvloop
+from uvicorn.config import Config
+from uvicorn.server import ServerState
 
 from app.protocol import HTTP_PROTOCOL
 from bench.harness import fresh_database, record, server_dsn, uvicorn_process
@@ -59,6 +67,7 @@ class Result:
 
     cpu_us: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
+    protocol_us: list[float] = field(default_factory=list)
     rss_before: float = 0.0
     rss_peak: float = 0.0
     rss_after: float = 0.0
@@ -82,6 +91,60 @@ async def cpu_per_request(base: str, pid: int) -> tuple[float, float]:
     for sender in senders:
         await sender.close()
     return rate.cpu["server"] / rate.count * 1e6, rate.per_second
+
+
+class _NullTransport(asyncio.Transport):
+    """A transport that drops what is written (for :func:`protocol_cpu`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closing = False
+
+    def write(self, data: Any) -> None:
+        """Drop ``data``."""
+
+    def is_closing(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self.closing
+
+    def close(self) -> None:
+        """Mark closed."""
+        self.closing = True
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        """Loopback addresses."""
+        return {"sockname": ("127.0.0.1", 8080), "peername": ("127.0.0.1", 50000)}.get(
+            name, default
+        )
+
+    def pause_reading(self) -> None:
+        """Nothing to pause."""
+
+    def resume_reading(self) -> None:
+        """Nothing to resume."""
+
+
+async def _answer_at_once(_scope: Any, _receive: Any, send: Any) -> None:
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]}
+    )
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def protocol_cpu(http: str, requests: int = 20_000) -> float:
+    """CPU microseconds a small ``GET`` costs protocol ``http`` (uvicorn's ``--http`` value)."""
+    config = Config(app=_answer_at_once, http=http, log_level="warning")
+    config.load()
+    protocol = config.http_protocol_class(config, ServerState(), {})  # type: ignore[call-arg]
+    protocol.connection_made(_NullTransport())
+    request = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: bench\r\n\r\n"
+    for counting in (False, True):  # warm up, then measure
+        started = time.process_time()
+        for _ in range(requests if counting else 1000):
+            protocol.data_received(request)
+            await asyncio.sleep(0)  # the request's task runs
+            await asyncio.sleep(0)
+    return (time.process_time() - started) / requests * 1e6
 
 
 def huge_head(mib: int) -> bytes:
@@ -158,6 +221,9 @@ def main() -> None:
     args = parser.parse_args()
     dsn = fresh_database(server_dsn(), DATABASE)
     results = {label: Result() for label in PROTOCOLS}
+    for _ in range(args.cpu_runs):
+        for label, http in PROTOCOLS.items():
+            results[label].protocol_us.append(uvloop.run(protocol_cpu(http)))
     with contextlib.ExitStack() as stack:
         servers = {
             label: stack.enter_context(uvicorn_process(dsn, http=http))
@@ -175,13 +241,16 @@ def main() -> None:
         f" {FIELD_BYTES}-byte fields; /health: {CPU_CLIENTS} raw clients, {CPU_SECONDS:g} s a"
         f" run, {args.cpu_runs} runs a protocol, interleaved",
         "protocol                 | /health server CPU us/req: median lowest | req/s median"
-        " | RSS MiB: before   peak  after | s a round | answers",
+        " | protocol alone us/req: median lowest | RSS MiB: before   peak  after | s a round"
+        " | answers",
     ]
     for label, r in results.items():
         answers = ", ".join(f"{status} x{n}" for status, n in sorted(r.statuses.items()))
         lines.append(
             f"{label:24} | {statistics.median(r.cpu_us):32.0f} {min(r.cpu_us):6.0f}"
-            f" | {statistics.median(r.rates):12.0f} | {r.rss_before:14.1f} {r.rss_peak:6.1f}"
+            f" | {statistics.median(r.rates):12.0f}"
+            f" | {statistics.median(r.protocol_us):29.1f} {min(r.protocol_us):6.1f}"
+            f" | {r.rss_before:14.1f} {r.rss_peak:6.1f}"
             f" {r.rss_after:6.1f} | {max(r.round_seconds):9.2f} | {answers}"
         )
     print("\n".join(lines))
