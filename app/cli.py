@@ -159,6 +159,8 @@ def serve(
         os.environ["LOOMSYNC_JWT_SECRET"] = settings.jwt_secret.get_secret_value()
     import uvicorn
 
+    from app.protocol import HTTP_PROTOCOL
+
     try:
         uvicorn.run(
             "app.asgi:create",
@@ -169,6 +171,7 @@ def serve(
             log_level=settings.log_level.lower(),
             access_log=False,  # app.access writes one line per request, with its request id
             proxy_headers=True,
+            http=HTTP_PROTOCOL,  # httptools with a bounded request head and a head timeout
         )
     finally:
         if server is not None:

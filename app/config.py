@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     jwt_audience: str | None = None
     cursor_secret: SecretStr | None = None
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    max_header_bytes: int = Field(default=32 * 1024, ge=1024)
+    header_timeout: float = Field(default=10.0, gt=0)
     max_messages: int = Field(default=100_000, ge=1)
     max_query_chars: int = Field(default=1000, ge=1)
     search_common_messages: int = Field(default=50_000, ge=0)

@@ -26,6 +26,8 @@ _API_ONLY = (
     (b"cache-control", b"no-store"),
     (b"content-security-policy", API_CSP.encode()),
 )
+#: The headers of an API answer, for answers given before the app (app/protocol.py).
+API_HEADERS = _ALWAYS + _API_ONLY
 
 
 class SecurityHeadersMiddleware:
@@ -38,7 +40,7 @@ class SecurityHeadersMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = _ALWAYS if scope["path"] in DOCS_PATHS else _ALWAYS + _API_ONLY
+        extra = _ALWAYS if scope["path"] in DOCS_PATHS else API_HEADERS
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

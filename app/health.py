@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.database import schema_revision
 from app.errors import RETRY_AFTER_SECONDS, problem
 from app.problems import problem_responses
+from app.routes import ApiRouter
 
-router = APIRouter(tags=["health"])
+router = ApiRouter(tags=["health"])
 _RETRY = {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 

@@ -3,12 +3,20 @@
 Every record logged while a request is being served carries that request's id: the request-id
 middleware sets :data:`request_id_var` for the request's task, and :class:`RequestIdFilter`
 copies it onto each record (``-`` outside requests).
+
+Logged values are client input (a path may hold ``%0a``, ``%1b``, ``%00``), so both formatters
+escape control characters in every value they write (:func:`escape_controls`): one record is
+one line, a forged second line or a terminal escape sequence never reaches the log. Doing it
+in the formatters means no log call can forget.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+import re
+import textwrap
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +33,47 @@ EXTRA_FIELDS = ("method", "path", "route", "status", "duration_ms", "client")
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 
 
+#: Characters never written raw: C0 controls but newline (apart, for tracebacks), DEL, C1
+#: controls, the Unicode line and paragraph separators, and the bidirectional controls (ALM,
+#: LRM, RLM, embeddings and overrides, isolates) that make a terminal or viewer show text in
+#: another order than it was written.
+_CONTROLS = "\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\n{_CONTROLS}]")
+_CONTROL_BUT_NEWLINE = re.compile(f"[{_CONTROLS}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with each control character written as a visible escape: ``\\x0a``, ``\\x1b``,
+    ``\\x9b``, ``\\u2028``, ``\\u202e`` (the characters are listed in :data:`_CONTROLS`).
+
+    ``keep_newlines`` leaves ``\\n`` as it is, for tracebacks. Text without controls is returned
+    as it is (one regular-expression scan).
+    """
+    pattern = _CONTROL_BUT_NEWLINE if keep_newlines else _CONTROL
+    return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def _escaped_value(value: Any) -> Any:
+    return escape_controls(value) if isinstance(value, str) else value
+
+
+def _traceback_text(formatter: logging.Formatter, record: logging.LogRecord) -> str:
+    """The record's exception and stack text, escaped (its own newlines kept), or ``""``."""
+    parts = []
+    if record.exc_info:
+        parts.append(formatter.formatException(record.exc_info))
+    elif record.exc_text:
+        parts.append(record.exc_text)
+    if record.stack_info:
+        parts.append(formatter.formatStack(record.stack_info))
+    return escape_controls("\n".join(parts), keep_newlines=True)
+
+
 class RequestIdFilter(logging.Filter):
     """Sets ``record.request_id`` from :data:`request_id_var` (keeps one set explicitly)."""
 
@@ -36,27 +85,64 @@ class RequestIdFilter(logging.Filter):
 
 
 class JsonFormatter(logging.Formatter):
-    """``{"ts", "level", "logger", "message", "request_id", ...extras, "exc"?}``, UTC times."""
+    """``{"ts", "level", "logger", "message", "request_id", ...extras, "exc"?}``, UTC times.
+
+    Every string value is escaped (:func:`escape_controls`); ``exc`` (the traceback and stack,
+    if any) keeps its newlines, which JSON writes as ``\\n``: a record is always one line.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         """Render one record as a JSON line."""
         entry: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat().replace("+00:00", "Z"),
             "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-            "request_id": getattr(record, "request_id", None) or request_id_var.get() or "-",
+            "logger": escape_controls(record.name),
+            "message": escape_controls(record.getMessage().rstrip("\n")),
+            "request_id": _escaped_value(
+                getattr(record, "request_id", None) or request_id_var.get() or "-"
+            ),
         }
         for key in EXTRA_FIELDS:
             value = getattr(record, key, None)
             if value is not None:
-                entry[key] = value
-        if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=True, default=str)
+                entry[key] = _escaped_value(value)
+        traceback = _traceback_text(self, record)
+        if traceback:
+            entry["exc"] = traceback
+        return json.dumps(entry, ensure_ascii=True, default=lambda v: escape_controls(str(v)))
 
 
 CONSOLE_FORMAT = "%(asctime)s %(levelname)-7s [%(request_id)s] %(name)s: %(message)s"
+#: What starts each line of a traceback under a console record: only a record's first line
+#: begins at the margin, so a line a client forged inside an exception's message cannot pass
+#: for a record of its own (nor be split off as one by a log shipper).
+TRACEBACK_INDENT = "    "
+
+
+class ConsoleFormatter(logging.Formatter):
+    """:data:`CONSOLE_FORMAT` lines, every value of the record escaped (:func:`escape_controls`),
+    so that a record is one line; a traceback follows on lines indented by
+    :data:`TRACEBACK_INDENT`."""
+
+    def __init__(self, fmt: str = CONSOLE_FORMAT) -> None:
+        super().__init__(fmt)
+        #: The record attributes ``fmt`` writes (``message`` and ``asctime`` are made here).
+        self.fields = frozenset(re.findall(r"%\((\w+)\)", fmt)) - {"message", "asctime"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Render one record: its line, then its traceback and stack, if any."""
+        safe = copy.copy(record)
+        for key in self.fields:
+            value = getattr(record, key, None)
+            if isinstance(value, str):
+                setattr(safe, key, escape_controls(value))
+        safe.msg, safe.args = escape_controls(record.getMessage().rstrip("\n")), None
+        safe.exc_info = safe.exc_text = safe.stack_info = None
+        line = super().format(safe)
+        traceback = _traceback_text(self, record)
+        if not traceback:
+            return line
+        return line + "\n" + textwrap.indent(traceback, TRACEBACK_INDENT, lambda _: True)
 
 
 def configure_logging(settings: Settings) -> None:
@@ -71,7 +157,7 @@ def configure_logging(settings: Settings) -> None:
     if settings.log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter(CONSOLE_FORMAT))
+        handler.setFormatter(ConsoleFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level.upper())

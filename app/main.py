@@ -24,6 +24,7 @@ from app.middleware import (
 )
 from app.openapi import build_openapi
 from app.ratelimit import RateLimiter, enforce_rate_limit
+from app.routes import redirect_slashes_relatively
 from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
 from loomsync import __version__
@@ -73,6 +74,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.include_router(audit_router, dependencies=limited)
     if settings.metrics:
         app.include_router(metrics_router)
+    redirect_slashes_relatively(app.router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ErrorBoundaryMiddleware)
     app.add_middleware(TimeoutMiddleware, seconds=settings.request_timeout)

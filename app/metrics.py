@@ -10,7 +10,8 @@ the request's arrival at the app to the start of its response, in milliseconds, 
 the benchmarks (bench/README.md) report as server time.
 
 ``route`` is the route template (``/api/threads/{thread_id}``), never the raw path, so that
-thread ids do not explode the number of series; paths no route matches count as ``unmatched``.
+thread ids do not explode the number of series; paths no route matches count as ``unmatched``,
+and methods other than :data:`METHODS` as ``other``.
 Each app has its own registry: the numbers are this process's (docs/operations.md).
 """
 
@@ -21,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
@@ -30,12 +31,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.routes import template_of
+from app.routes import ApiRouter, template_of
 
 access_log = logging.getLogger("app.access")
 
 #: Paths whose access lines are logged at DEBUG only (probes and scrapes run every few seconds).
 QUIET_PATHS = frozenset({"/health", "/health/ready", "/metrics"})
+#: Methods counted under their own name. The client picks the method, and each label value is a
+#: series Prometheus keeps, so any other method (``PROPFIND``, or any token an HTTP parser lets
+#: through) is counted as ``other``.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
@@ -129,7 +134,7 @@ class MetricsMiddleware:
     def _record(self, scope: Scope, status: int, seconds: float) -> None:
         method = scope["method"]
         route = template_of(self.routes, scope) or "unmatched"
-        labels = (method, route, str(status))
+        labels = (method if method in METHODS else "other", route, str(status))
         self.metrics.requests.labels(*labels).inc()
         self.metrics.latency.labels(*labels).observe(seconds)
         client = scope.get("client")
@@ -151,7 +156,7 @@ class MetricsMiddleware:
         )
 
 
-router = APIRouter(include_in_schema=False)
+router = ApiRouter(include_in_schema=False)
 
 
 @router.get("/metrics")

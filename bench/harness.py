@@ -25,6 +25,7 @@ import httpx
 from sqlalchemy.engine import make_url
 
 from app.database import migrate
+from app.protocol import HTTP_PROTOCOL
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -96,9 +97,14 @@ def uvicorn_server(
 
 @contextmanager
 def uvicorn_process(
-    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None
+    database_url: str,
+    *,
+    workers: int = 1,
+    env: dict[str, str] | None = None,
+    http: str = HTTP_PROTOCOL,
 ) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
-    """Like :func:`uvicorn_server`, also yielding the uvicorn ``Popen`` (its pid for RSS)."""
+    """Like :func:`uvicorn_server`, also yielding the uvicorn ``Popen`` (its pid for RSS);
+    ``http`` is uvicorn's ``--http`` (``serve``'s protocol unless a benchmark compares)."""
     port = free_port()
     secret = secrets.token_urlsafe(48)
     environment = {
@@ -110,7 +116,8 @@ def uvicorn_process(
         **(env or {}),
     }
     command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory", "--port", str(port),
-               "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
+               "--workers", str(workers), "--log-level", "warning", "--no-access-log",
+               "--http", http]  # fmt: skip
     process = subprocess.Popen(command, env=environment, cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     try:

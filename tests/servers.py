@@ -8,14 +8,18 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
+
+from app.protocol import HTTP_PROTOCOL
 
 STARTUP_SECONDS = 30.0
 MAIN = Path(__file__).resolve().parents[1]
@@ -66,10 +70,12 @@ def wait_until_ready(server: Server, path: str = "/health/ready") -> None:
 
 @contextlib.contextmanager
 def uvicorn_server(env: dict[str, str], ready_path: str = "/health/ready") -> Iterator[Server]:
-    """Run ``uvicorn app.asgi:create --factory`` with ``LOOMSYNC_*`` settings from ``env`` (on top
-    of this process's environment) until the block ends."""
+    """Run ``uvicorn app.asgi:create --factory`` with the HTTP protocol ``serve`` uses and
+    ``LOOMSYNC_*`` settings from ``env`` (on top of this process's environment) until the block
+    ends."""
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory"]
+    command += ["--http", HTTP_PROTOCOL]  # what `loomsync-server serve` runs
     command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     with tempfile.NamedTemporaryFile(prefix="loomsync-uvicorn-", suffix=".log") as log:
         process = subprocess.Popen(
@@ -86,3 +92,31 @@ def uvicorn_server(env: dict[str, str], ready_path: str = "/health/ready") -> It
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def connect(base_url: str, timeout: float = 30.0) -> socket.socket:
+    """A TCP connection to the server at ``base_url``, for requests written by hand."""
+    parts = urlsplit(base_url)
+    assert parts.hostname is not None
+    assert parts.port is not None
+    return socket.create_connection((parts.hostname, parts.port), timeout=timeout)
+
+
+def exchange(base_url: str, request: bytes, timeout: float = 30.0) -> bytes:
+    """Send ``request`` bytes exactly as written (from a thread: the server may answer and close
+    before they are all sent) and return all the server sent until it closed; a reset once the
+    answer is in is not an error."""
+    with connect(base_url, timeout) as sock:
+
+        def send() -> None:
+            with contextlib.suppress(OSError):  # the server answered and closed first
+                sock.sendall(request)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        received = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                received += chunk
+        sender.join()
+        return received

@@ -63,7 +63,7 @@ async def test_year_before_1000_is_written_with_four_digits(
 async def test_405_allows_every_method_of_the_path(client: httpx.AsyncClient) -> None:
     response = await client.options(f"/api/threads/{ThreadId.new()}")
     assert response.status_code == 405
-    assert response.headers["allow"] == "DELETE, GET, PATCH, PUT"
+    assert response.headers["allow"] == "DELETE, GET, HEAD, PATCH, PUT"
     assert response.headers["content-type"] == "application/problem+json"
 
 
@@ -72,7 +72,7 @@ async def test_put_on_search_is_405_not_an_attempt_to_store_a_thread(
 ) -> None:
     response = await client.put("/api/threads/search?q=x", headers=me)
     assert response.status_code == 405
-    assert response.headers["allow"] == "GET"
+    assert response.headers["allow"] == "GET, HEAD"
 
 
 @pytest.mark.parametrize("segment", ["fuzz", "T-NOT-A-UUID", f"{ThreadId.new()}".upper()])

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 from fastapi.responses import JSONResponse
 
 from app.audit import repository
@@ -16,11 +16,12 @@ from app.database import SessionDep
 from app.errors import BadRequest, Forbidden, Unauthorized
 from app.openapi import THREAD_ID_PATTERN
 from app.problems import problem_responses
+from app.routes import ApiRouter
 from app.threads.cursors import CursorParam, CursorsDep
 from app.times import rfc3339
 from loomsync.ids import InvalidThreadId, ThreadId
 
-router = APIRouter(prefix="/api/audit", tags=["audit"])
+router = ApiRouter(prefix="/api/audit", tags=["audit"])
 
 
 async def _admin(principal: CurrentPrincipal) -> Principal:

@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 from sqlalchemy import func
 
 from app.audit.context import AuditContext, AuditDep
@@ -18,6 +18,7 @@ from app.errors import BadRequest, PreconditionRequired, Unauthorized, Validatio
 from app.idempotency.keys import NO_KEY, IdempotencyDep
 from app.openapi import NON_BLANK_PATTERN
 from app.problems import problem_response
+from app.routes import ApiRouter
 from app.threads import repository, search, service
 from app.threads.cursors import CursorParam, CursorsDep
 from app.threads.documents import (
@@ -45,7 +46,7 @@ from app.threads.schemas import (
 )
 from loomsync.ids import InvalidThreadId, ThreadId
 
-router = APIRouter(prefix="/api/threads", tags=["threads"])
+router = ApiRouter(prefix="/api/threads", tags=["threads"])
 
 
 def json_response(
