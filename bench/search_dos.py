@@ -128,11 +128,17 @@ def summary(samples: list[tuple[float, str]]) -> str:
             f"max {max(ms):9.1f} ms | {statuses}")  # fmt: skip
 
 
-async def alone(client: httpx.AsyncClient, headers: dict[str, str], runs: int) -> list[str]:
+async def alone(
+    client: httpx.AsyncClient,
+    headers: dict[str, str],
+    runs: int,
+    queries: list[tuple[str, str, str]],
+    scope: str,
+) -> list[str]:
     """Step 1: each hostile query ``runs`` times in a row; the rows of the table."""
     rows = []
-    for name, syntax, q in HOSTILE:
-        params = {"q": q, "syntax": syntax, "scope": "mine"}
+    for name, syntax, q in queries:
+        params = {"q": q, "syntax": syntax, "scope": scope}
         samples: list[tuple[float, str]] = []
         for _ in range(runs):
             await timed(client.get("/api/threads/search", params=params, headers=headers), samples)
@@ -165,12 +171,16 @@ async def ordinary_loop(
 
 
 async def hostile_loop(
-    client: httpx.AsyncClient, headers: dict[str, str], query: tuple[str, str, str], stop: float
+    client: httpx.AsyncClient,
+    headers: dict[str, str],
+    query: tuple[str, str, str],
+    stop: float,
+    scope: str,
 ) -> list[tuple[float, str]]:
     """One attacker until ``stop``: the worst query, again and again."""
     _, syntax, q = query
     samples: list[tuple[float, str]] = []
-    params = {"q": q, "syntax": syntax, "scope": "mine"}
+    params = {"q": q, "syntax": syntax, "scope": scope}
     while time.monotonic() < stop:
         await timed(client.get("/api/threads/search", params=params, headers=headers), samples)
     return samples
@@ -194,7 +204,10 @@ async def attack(
             stop = time.monotonic() + args.seconds
             ordinary = [ordinary_loop(client, u, terms.selective, stop) for u in users]
             attackers = (
-                [hostile_loop(client, attacker, worst, stop) for _ in range(args.hostile)]
+                [
+                    hostile_loop(client, attacker, worst, stop, args.scope)
+                    for _ in range(args.hostile)
+                ]
                 if phase == "attack"
                 else []
             )
@@ -225,8 +238,9 @@ async def run(
         await client.get("/api/threads/search", params={"q": terms.selective[0]}, headers=headers)
         header = f"{'hostile query (alone)':<28} {'q':>4} chars | {'n':>5} |"
         print(header, flush=True)
-        rows = [header, *await alone(client, headers, args.runs)]
-    worst = max(HOSTILE, key=lambda h: float(rows[1 + HOSTILE.index(h)].split("p99")[1].split()[0]))
+        queries = [h for h in HOSTILE if args.only in h[0]]
+        rows = [header, *await alone(client, headers, args.runs, queries, args.scope)]
+    worst = max(queries, key=lambda h: float(rows[1 + queries.index(h)].split("p99")[1].split()[0]))
     print(f"worst: {worst[0]}", flush=True)
     rows.append(f"worst query: {worst[0]}")
     rows += await attack(base, token, terms, args, worst)
@@ -245,6 +259,8 @@ def main() -> None:
     parser.add_argument("--client-timeout", type=float, default=120)
     parser.add_argument("--server-root", type=Path, default=ROOT)
     parser.add_argument("--label", default="after")
+    parser.add_argument("--only", default="", help="only the hostile queries whose name holds this")
+    parser.add_argument("--scope", default="mine", help="scope of the hostile queries")
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
     shape = Shape(threads=args.threads)

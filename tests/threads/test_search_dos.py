@@ -62,6 +62,9 @@ def one_message(content: str) -> dict[str, Any]:
         (" or ".join(["x"] * 200), "web", "x"),
         ("-".join(["x"] * 499), "plain", "x"),
         ('"a b" "A B" "a b" or "a b"', "web", '"a b"'),
+        ('"' + " ".join(["x"] * 497) + '"', "web", '"x"'),
+        ('"x y x y x y"', "web", '"x y"'),
+        ("x-y-x", "plain", "x y"),
     ],
 )
 def test_repeated_terms_are_deduplicated(q: str, syntax: str, kept: str) -> None:
