@@ -220,7 +220,7 @@ async def snippets(
         return {thread_id: (None, None) for thread_id, _ in page}
 
 
-_CONTENT = re.compile(r'"content":"((?:[^"\\]|\\.)*)')
+_CONTENT = re.compile(r'"content":"([^"\\]*(?:\\.[^"\\]*)*)')
 
 
 def content_head(body_prefix: str) -> str:
