@@ -27,7 +27,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -50,7 +52,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.errors import Unavailable
+from app.errors import RateLimited, Unavailable
 from app.threads import snippets as snippet_windows
 from app.threads.access import readable
 from app.threads.indexing import TEXT_SEARCH_CONFIG, regconfig
@@ -282,6 +284,32 @@ async def snippets(
     )
 
 
+#: Searches one user may have running at once in one server process. Each search can cost up
+#: to its budgets of database time; without this, one user's 32 concurrent hostile searches
+#: held every pooled connection and both cores (issue 11 item 4), and other users got 503.
+MAX_SEARCHES_PER_USER = 2
+_running: Counter[str] = Counter()
+
+
+@contextmanager
+def search_slot(user: str) -> Iterator[None]:
+    """Hold one of ``user``'s ``MAX_SEARCHES_PER_USER`` search slots (per process; the event
+    loop is single-threaded, so no lock). Raises :class:`app.errors.RateLimited` (429) when
+    none is free: the client retries after ``Retry-After`` (API.md section 7)."""
+    if _running[user] >= MAX_SEARCHES_PER_USER:
+        raise RateLimited(
+            f"At most {MAX_SEARCHES_PER_USER} searches at a time per user; retry shortly.",
+            retry_after=1,
+        )
+    _running[user] += 1
+    try:
+        yield
+    finally:
+        _running[user] -= 1
+        if not _running[user]:
+            del _running[user]
+
+
 async def run(
     session: AsyncSession,
     principal: Principal,
@@ -295,9 +323,25 @@ async def run(
     """One search page (API.md section 6): up to ``limit`` + 1 hit rows (thread columns and
     ``score``, best first) and, for the first ``limit``, (message index, snippet) by thread id.
 
-    Raises :class:`app.errors.Unavailable` (503) when finding and ranking the hits take longer
-    than ``RANKING_BUDGET_MS``; snippets past their own budget are None instead.
+    Raises :class:`app.errors.RateLimited` (429, ``Retry-After: 1``) when the caller already
+    has ``MAX_SEARCHES_PER_USER`` searches running in this process, and
+    :class:`app.errors.Unavailable` (503) when finding and ranking the hits take longer than
+    ``RANKING_BUDGET_MS``; snippets past their own budget are None instead.
     """
+    with search_slot(principal.user_id or ""):
+        return await _run(session, principal, q, syntax, filters, after, limit, common_threshold)
+
+
+async def _run(
+    session: AsyncSession,
+    principal: Principal,
+    q: str,
+    syntax: str,
+    filters: SearchFilters,
+    after: tuple[float, datetime, uuid.UUID] | None,
+    limit: int,
+    common_threshold: int,
+) -> tuple[list[Any], dict[uuid.UUID, tuple[int | None, str | None]]]:
     parsed = await plan(session, q, syntax)
     if not parsed.searchable and commit_prefix(q) is None:
         return [], {}

@@ -9,13 +9,16 @@ latencies are in bench/search_dos.py.
 from __future__ import annotations
 
 import secrets
+from contextlib import ExitStack
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.errors import RateLimited
 from app.threads.query import MAX_TERMS, bound
+from app.threads.search import MAX_SEARCHES_PER_USER, search_slot
 from app.threads.snippets import WINDOW_CHARS, marks, windows
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
@@ -165,3 +168,19 @@ async def test_negation_only_query_matches_nothing_without_scanning(
     )
     assert response.status_code == 200, response.text
     assert response.json()["hits"] == []
+
+
+def test_one_user_runs_at_most_a_few_searches_at_once() -> None:
+    """Beyond MAX_SEARCHES_PER_USER running searches a user gets 429 (Retry-After), while
+    other users still get a slot; slots come back when a search ends."""
+    user, other = f"u-{secrets.token_hex(4)}", f"o-{secrets.token_hex(4)}"
+    with ExitStack() as held:
+        for _ in range(MAX_SEARCHES_PER_USER):
+            held.enter_context(search_slot(user))
+        with pytest.raises(RateLimited) as refused:
+            held.enter_context(search_slot(user))
+        assert refused.value.status == 429
+        assert refused.value.headers() == {"Retry-After": "1"}
+        held.enter_context(search_slot(other))
+    with search_slot(user):
+        pass
