@@ -88,10 +88,15 @@ def free_port() -> int:
 
 @contextmanager
 def uvicorn_server(
-    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None
+    database_url: str,
+    *,
+    workers: int = 1,
+    env: dict[str, str] | None = None,
+    cwd: Path = ROOT,
 ) -> Iterator[tuple[str, str]]:
-    """Run ``uvicorn app.asgi:create`` on a free port; yield (base URL, JWT secret)."""
-    with uvicorn_process(database_url, workers=workers, env=env) as (base, secret, _):
+    """Run ``uvicorn app.asgi:create`` on a free port; yield (base URL, JWT secret). ``cwd`` is
+    the checkout whose ``app`` package is served (another one measures older code)."""
+    with uvicorn_process(database_url, workers=workers, env=env, cwd=cwd) as (base, secret, _):
         yield base, secret
 
 
@@ -102,6 +107,7 @@ def uvicorn_process(
     workers: int = 1,
     env: dict[str, str] | None = None,
     http: str = HTTP_PROTOCOL,
+    cwd: Path = ROOT,
 ) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
     """Like :func:`uvicorn_server`, also yielding the uvicorn ``Popen`` (its pid for RSS);
     ``http`` is uvicorn's ``--http`` (``serve``'s protocol unless a benchmark compares)."""
@@ -115,10 +121,12 @@ def uvicorn_process(
         "LOOMSYNC_RATE_LIMIT": "off",  # a benchmark is one very busy user
         **(env or {}),
     }
+    if http == HTTP_PROTOCOL and not (cwd / "app" / "protocol.py").exists():
+        http = "httptools"  # an older checkout (``cwd``) has no bounded protocol to serve
     command = [sys.executable, "-m", "uvicorn", "app.asgi:create", "--factory", "--port", str(port),
                "--workers", str(workers), "--log-level", "warning", "--no-access-log",
                "--http", http]  # fmt: skip
-    process = subprocess.Popen(command, env=environment, cwd=ROOT)
+    process = subprocess.Popen(command, env=environment, cwd=cwd)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -28,8 +28,8 @@ from sqlalchemy.dialects import postgresql
 from app.auth import Principal, create_token
 from app.config import Settings
 from app.database import SERVER_SETTINGS, migrate
-from app.threads import search
-from app.threads.indexing import index_text
+from app.threads import search, snippets
+from app.threads.query import bound
 from bench.corpus import Shape, Terms, build, fingerprint
 from bench.harness import (
     asyncpg_dsn,
@@ -99,7 +99,7 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
     estimate = await conn.fetchval(
         "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
         " plainto_tsquery('english'::regconfig, $1)",
-        index_text(q),
+        bound(q, "plain").text,
     )
     common = int(json.loads(estimate)[0]["Plan"]["Plan Rows"]) > search.COMMON_MESSAGES
     filters = search.SearchFilters(scope=scope)
@@ -112,23 +112,31 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
     if not page:
         return 0
     ids = [r["id"] for r in page]
+    tsquery_sql = "plainto_tsquery('english'::regconfig, :q)"
+    bounded = bound(q, "plain").text
     best_sql, best_args = positional(
-        search._BEST_MESSAGES.format(function="plainto_tsquery"), {"q": index_text(q), "ids": ids}
+        snippets.BEST_MESSAGES.format(tsquery=tsquery_sql),
+        {"q": bounded, "ids": ids, "prefix": snippets.BODY_PREFIX_CHARS},
     )
     best = {r["thread_id"]: r for r in await conn.fetch(best_sql, *best_args)}
-    texts = [
-        search._snippet_source(json.loads(best[i]["body"]).get("content") or "")
-        if i in best
-        else ""
-        for i in ids
-    ]
+    words = snippets.lexemes(
+        await conn.fetchval("SELECT CAST(plainto_tsquery('english', $1) AS text)", bounded)
+    )
+    texts, hits = [], []
+    for i, thread_id in enumerate(ids):
+        source = snippets.content_head(best[thread_id]["head"] or "") if thread_id in best else ""
+        for window in snippets.windows(source, words):
+            texts.append(snippets.escape(window))
+            hits.append(i)
     head_sql, head_args = positional(
-        search._HEADLINES.format(function="plainto_tsquery"),
+        snippets.HEADLINES.format(tsquery=tsquery_sql),
         {
-            "q": index_text(q),
+            "q": bounded,
             "texts": texts,
-            "must_match": [i not in best for i in ids],
-            "options": search._HEADLINE_OPTIONS,
+            "hits": hits,
+            "must_match": [ids[i] not in best for i in hits],
+            "marks": snippets.marks(words),
+            "options": snippets.HEADLINE_OPTIONS,
         },
     )
     await conn.fetch(head_sql, *head_args)

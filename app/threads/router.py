@@ -247,11 +247,10 @@ async def search_threads(
         archived=archived,
         workspace=clean(workspace) if workspace is not None else None,
     )
-    common = await search.is_common(session, q, syntax, settings.search_common_messages)
-    statement = search.scored_hits(principal, q, syntax, filters, after, limit, common=common)
-    rows = list((await session.execute(statement)).all())
+    rows, found = await search.run(
+        session, principal, q, syntax, filters, after, limit, settings.search_common_messages
+    )
     page = rows[:limit]
-    found = await search.snippets(session, q, syntax, [(r.id, r.title) for r in page])
     hits = [
         {
             "thread": summary(r),

@@ -2,9 +2,14 @@
 
 How a query runs:
 
-1. ``q`` is cleaned (NUL and lone surrogates dropped) and parsed by ``plainto_tsquery`` (or
+1. ``q`` is cleaned (NUL and lone surrogates dropped), rewritten to at most
+   ``query.MAX_TERMS`` distinct words (app/threads/query.py: repeats, long phrases and ``or``
+   chains cannot multiply the work) and parsed by ``plainto_tsquery`` (or
    ``websearch_to_tsquery`` for ``syntax=web``) with the ``english`` configuration; neither
    function ever raises on user input, so tsquery operators, stop words and punctuation are safe.
+   A query that leaves nothing an index can find (no words, or only negated ones: ``-x``)
+   matches nothing, without a scan of every message. The statements that rank run under a
+   ``statement_timeout`` of ``RANKING_BUDGET_MS`` (past it: 503).
 2. Candidates come from three GIN/btree-indexed sources, each already filtered by access,
    deletion, archive state and workspace in SQL: the thread vector (title/tags ``A``, git
    metadata ``B``), message vectors (content ``C``, tool calls ``D``), and, when ``q`` is one
@@ -13,15 +18,18 @@ How a query runs:
    + the best message's ``ts_rank`` normalised into [0, 1) (flag 32) + 10 for a commit match,
    so title and metadata hits always rank above body-only hits. Ties: newest activity first.
 4. Only for the returned page: the best matching message of each thread (``message_index``) and
-   a ``ts_headline`` snippet of it (or of the title), HTML-escaped around ``<b>…</b>``.
+   a ``ts_headline`` snippet of a bounded window of it (or of the title), HTML-escaped around
+   ``<b>…</b>``, under a time budget of its own (app/threads/snippets.py).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -40,19 +48,15 @@ from sqlalchemy import (
     tuple_,
     union_all,
 )
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
+from app.errors import RateLimited, Unavailable
+from app.threads import snippets as snippet_windows
 from app.threads.access import readable
-from app.threads.indexing import (
-    MESSAGE_HEAD_CHARS,
-    MESSAGE_TAIL_CHARS,
-    TEXT_SEARCH_CONFIG,
-    cap,
-    clean,
-    index_text,
-    regconfig,
-)
+from app.threads.indexing import TEXT_SEARCH_CONFIG, regconfig
+from app.threads.query import bound
 from app.threads.tables import thread_commits, thread_messages, threads
 
 THREAD_WEIGHT = 10.0
@@ -63,8 +67,8 @@ COMMON_MESSAGES = 50_000
 RECENT_CANDIDATES = 500
 COMMIT_SCORE = 10.0
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
-_START, _STOP = "\x02", "\x03"
-_HEADLINE_OPTIONS = f"StartSel={_START}, StopSel={_STOP}, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter= … "
+#: ``statement_timeout`` of the statements that find and rank hits (the snippets have their own).
+RANKING_BUDGET_MS = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +88,52 @@ def _config() -> ColumnElement[Any]:
     return regconfig()
 
 
+def _function(syntax: str) -> str:
+    return "websearch_to_tsquery" if syntax == "web" else "plainto_tsquery"
+
+
 def tsquery(q: str, syntax: str) -> ColumnElement[Any]:
-    """The SQL tsquery for ``q``: ``plainto_tsquery`` or, for ``syntax="web"``, ``websearch_to_tsquery``."""
+    """The SQL tsquery for ``q`` bounded (:func:`app.threads.query.bound`): ``plainto_tsquery``
+    or, for ``syntax="web"``, ``websearch_to_tsquery``."""
     function = func.websearch_to_tsquery if syntax == "web" else func.plainto_tsquery
-    return function(_config(), bindparam("q", index_text(q), type_=Text))
+    return function(_config(), bindparam("q", bound(q, syntax).text, type_=Text))
+
+
+def _tsquery_sql(syntax: str) -> str:
+    """:func:`tsquery` as SQL text with a ``:q`` parameter (bind ``bound(q, syntax).text``)."""
+    return f"{_function(syntax)}('{TEXT_SEARCH_CONFIG}'::regconfig, :q)"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What PostgreSQL made of a query: its lexemes (negated ones left out) and whether an index
+    can find anything with it (``querytree`` is not ``T``)."""
+
+    lexemes: list[str]
+    searchable: bool
+
+
+async def plan(session: AsyncSession, q: str, syntax: str) -> Plan:
+    """Parse ``q`` (bounded) once in PostgreSQL, and put the rest of the transaction under the
+    ranking budget (``SET LOCAL statement_timeout``). A query of no words is not searchable
+    without a round trip."""
+    bounded = bound(q, syntax)
+    if bounded.terms == 0:
+        return Plan(lexemes=[], searchable=False)
+    row = (
+        await session.execute(
+            text(
+                "SELECT querytree(t.q) AS tree, CAST(t.q AS text) AS query,"
+                " set_config('statement_timeout', :budget, true)"
+                f" FROM (SELECT {_tsquery_sql(syntax)} AS q) AS t"
+            ),
+            {"q": bounded.text, "budget": f"{RANKING_BUDGET_MS}ms"},
+        )
+    ).one()
+    return Plan(
+        lexemes=snippet_windows.lexemes(row.query),
+        searchable=row.tree not in ("T", ""),
+    )
 
 
 def _thread_filter(principal: Principal, filters: SearchFilters) -> list[ColumnElement[bool]]:
@@ -163,22 +209,6 @@ def scored_hits(
     ).limit(limit + 1)
 
 
-_BEST_MESSAGES = f"""
-SELECT DISTINCT ON (m.thread_id) m.thread_id, m.seq, CAST(m.body AS text) AS body
-FROM thread_messages m
-WHERE m.thread_id = ANY(CAST(:ids AS uuid[])) AND m.search_vector @@ {{function}}('{TEXT_SEARCH_CONFIG}'::regconfig, :q)
-ORDER BY m.thread_id, ts_rank(m.search_vector, {{function}}('{TEXT_SEARCH_CONFIG}'::regconfig, :q), 32) DESC, m.seq
-"""
-_HEADLINES = f"""
-SELECT u.ord, CASE WHEN u.must_match AND NOT to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, u.t)
-                         @@ {{function}}('{TEXT_SEARCH_CONFIG}'::regconfig, :q)
-                   THEN NULL
-                   ELSE ts_headline('{TEXT_SEARCH_CONFIG}'::regconfig, u.t,
-                                    {{function}}('{TEXT_SEARCH_CONFIG}'::regconfig, :q), :options) END
-FROM unnest(CAST(:texts AS text[]), CAST(:must_match AS boolean[])) WITH ORDINALITY AS u(t, must_match, ord)
-"""
-
-
 def _message_hits(query: ColumnElement[Any], allowed: list[ColumnElement[bool]]) -> Any:
     """(thread id, best message rank) for every allowed thread with a matching message."""
     return (
@@ -214,75 +244,118 @@ def _recent_message_hits(query: ColumnElement[Any], allowed: list[ColumnElement[
 
 
 async def is_common(
-    session: AsyncSession, q: str, syntax: str, threshold: int = COMMON_MESSAGES
+    session: AsyncSession,
+    q: str,
+    syntax: str,
+    threshold: int = COMMON_MESSAGES,
+    lexemes: Sequence[str] = (),
 ) -> bool:
     """True when the planner's statistics put ``q`` in more than ``threshold`` messages.
 
-    Costs one EXPLAIN (planning only, well under a millisecond).
+    With the query's (positive) ``lexemes``, the estimate is for messages holding ``q`` *or*
+    all of them: the planner multiplies the selectivities of a phrase's words, so ``"x x x x"``
+    of a word in 56,000 messages is estimated at 1, while the index hands every one of them to
+    a phrase check (measured: 1.1 s). The rows the index yields for any query are among those
+    holding all its positive lexemes. Costs one EXPLAIN (planning only, well under a
+    millisecond).
     """
-    function = "websearch_to_tsquery" if syntax == "web" else "plainto_tsquery"
-    sql = (
-        "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
-        f" {function}('{TEXT_SEARCH_CONFIG}'::regconfig, :q)"
-    )
-    plan = (await session.execute(text(sql), {"q": index_text(q)})).scalar()
-    document: Any = json.loads(plan) if isinstance(plan, str) else plan
+    condition = f"search_vector @@ {_tsquery_sql(syntax)}"
+    params = {"q": bound(q, syntax).text}
+    if lexemes:
+        condition += " OR search_vector @@ CAST(:every AS tsquery)"
+        params["every"] = snippet_windows.tsquery_text(lexemes, "&")
+    sql = f"EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE {condition}"
+    explained = (await session.execute(text(sql), params)).scalar()
+    document: Any = json.loads(explained) if isinstance(explained, str) else explained
     return int(document[0]["Plan"]["Plan Rows"]) > threshold
 
 
-def _snippet_source(text_value: str) -> str:
-    """Text fit for ``ts_headline``: cleaned, markers blanked, capped as the index caps it, and
-    HTML-escaped *before* the headline is cut. PostgreSQL's parser drops raw tags such as
-    ``<script>`` from a headline but keeps entities (``&lt;``) whole, so escaping first keeps
-    code like ``a < b`` visible and leaves nothing to break out of the snippet."""
-    cleaned = clean(cap(text_value, MESSAGE_HEAD_CHARS, MESSAGE_TAIL_CHARS))
-    return html.escape(cleaned.replace(_START, " ").replace(_STOP, " "), quote=False)
-
-
-def render_snippet(headline: str | None) -> str | None:
-    """Turn the markers of a ``ts_headline`` of escaped text (see :func:`_snippet_source`) into
-    ``<b>…</b>``."""
-    if not headline:
-        return None
-    return headline.replace(_START, "<b>").replace(_STOP, "</b>")
-
-
 async def snippets(
-    session: AsyncSession, q: str, syntax: str, page: list[tuple[uuid.UUID, str | None]]
+    session: AsyncSession,
+    q: str,
+    syntax: str,
+    found: Plan,
+    page: list[tuple[uuid.UUID, str | None]],
 ) -> dict[uuid.UUID, tuple[int | None, str | None]]:
     """For each (thread id, title) of a result page: (index of its best matching message,
-    snippet). The snippet comes from that message or, for title and metadata hits, from the
-    title when the title matches; else it is None."""
-    if not page:
-        return {}
-    function = "websearch_to_tsquery" if syntax == "web" else "plainto_tsquery"
-    cleaned_q = index_text(q)
-    rows = await session.execute(
-        text(_BEST_MESSAGES.format(function=function)),
-        {"q": cleaned_q, "ids": [thread_id for thread_id, _ in page]},
+    snippet), from :func:`app.threads.snippets.snippets` (own time budget; None past it)."""
+    return await snippet_windows.snippets(
+        session, _tsquery_sql(syntax), {"q": bound(q, syntax).text}, found.lexemes, page
     )
-    best: dict[uuid.UUID, tuple[int, str]] = {}
-    for row in rows:
-        content = json.loads(row.body).get("content")
-        best[row.thread_id] = (row.seq, content if isinstance(content, str) else "")
-    sources: list[str] = []
-    must_match: list[bool] = []
-    for thread_id, title in page:
-        if thread_id in best:
-            sources.append(_snippet_source(best[thread_id][1]))
-            must_match.append(False)
-        else:
-            sources.append(_snippet_source(title or ""))
-            must_match.append(True)
-    headlines = await session.execute(
-        text(_HEADLINES.format(function=function)),
-        {"q": cleaned_q, "texts": sources, "must_match": must_match, "options": _HEADLINE_OPTIONS},
-    )
-    by_position = {int(ord_) - 1: headline for ord_, headline in headlines}
-    return {
-        thread_id: (
-            best[thread_id][0] if thread_id in best else None,
-            render_snippet(by_position.get(i)),
+
+
+#: Searches one user may have running at once in one server process (measured with 32 hostile
+#: clients, bench/search_dos.py: 2 a user left ordinary users at p99 1.5 s, 1 at 0.75 s; an SDK
+#: client retries a 429 after its Retry-After). Each search can cost up
+#: to its budgets of database time; without this, one user's 32 concurrent hostile searches
+#: held every pooled connection and both cores (issue 11 item 4), and other users got 503.
+MAX_SEARCHES_PER_USER = 1
+_running: Counter[str] = Counter()
+
+
+@contextmanager
+def search_slot(user: str) -> Iterator[None]:
+    """Hold one of ``user``'s ``MAX_SEARCHES_PER_USER`` search slots (per process; the event
+    loop is single-threaded, so no lock). Raises :class:`app.errors.RateLimited` (429) when
+    none is free: the client retries after ``Retry-After`` (API.md section 7)."""
+    if _running[user] >= MAX_SEARCHES_PER_USER:
+        raise RateLimited(
+            f"At most {MAX_SEARCHES_PER_USER} searches at a time per user; retry shortly.",
+            retry_after=1,
         )
-        for i, (thread_id, _) in enumerate(page)
-    }
+    _running[user] += 1
+    try:
+        yield
+    finally:
+        _running[user] -= 1
+        if not _running[user]:
+            del _running[user]
+
+
+async def run(
+    session: AsyncSession,
+    principal: Principal,
+    q: str,
+    syntax: str,
+    filters: SearchFilters,
+    after: tuple[float, datetime, uuid.UUID] | None,
+    limit: int,
+    common_threshold: int = COMMON_MESSAGES,
+) -> tuple[list[Any], dict[uuid.UUID, tuple[int | None, str | None]]]:
+    """One search page (API.md section 6): up to ``limit`` + 1 hit rows (thread columns and
+    ``score``, best first) and, for the first ``limit``, (message index, snippet) by thread id.
+
+    Raises :class:`app.errors.RateLimited` (429, ``Retry-After: 1``) when the caller already
+    has ``MAX_SEARCHES_PER_USER`` searches running in this process, and
+    :class:`app.errors.Unavailable` (503) when finding and ranking the hits take longer than
+    ``RANKING_BUDGET_MS``; snippets past their own budget are None instead.
+    """
+    with search_slot(principal.user_id or ""):
+        return await _run(session, principal, q, syntax, filters, after, limit, common_threshold)
+
+
+async def _run(
+    session: AsyncSession,
+    principal: Principal,
+    q: str,
+    syntax: str,
+    filters: SearchFilters,
+    after: tuple[float, datetime, uuid.UUID] | None,
+    limit: int,
+    common_threshold: int,
+) -> tuple[list[Any], dict[uuid.UUID, tuple[int | None, str | None]]]:
+    parsed = await plan(session, q, syntax)
+    if not parsed.searchable and commit_prefix(q) is None:
+        return [], {}
+    try:
+        common = await is_common(session, q, syntax, common_threshold, parsed.lexemes)
+        statement = scored_hits(principal, q, syntax, filters, after, limit, common=common)
+        rows = list((await session.execute(statement)).all())
+    except DBAPIError as exc:
+        if getattr(exc.orig, "sqlstate", None) != snippet_windows.QUERY_CANCELED:
+            raise
+        raise Unavailable(
+            f"The search took longer than {RANKING_BUDGET_MS} ms; search for rarer words."
+        ) from exc
+    found = await snippets(session, q, syntax, parsed, [(r.id, r.title) for r in rows[:limit]])
+    return rows, found

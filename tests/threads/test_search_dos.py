@@ -1,0 +1,186 @@
+"""Search cannot be turned into a denial of service (issue 11 item 4; API.md section 6).
+
+No timed assertions: the work a query may cause is asserted by its shape (terms kept, window
+size), and hostile queries against huge messages must answer 200 with a marked snippet. The
+HTTP client's timeout (the snippet budget plus a wide margin) only guards against a hang; the
+latencies are in bench/search_dos.py.
+"""
+
+from __future__ import annotations
+
+import secrets
+from contextlib import ExitStack
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.errors import RateLimited
+from app.threads.query import MAX_TERMS, bound
+from app.threads.search import MAX_SEARCHES_PER_USER, search_slot
+from app.threads.snippets import WINDOW_CHARS, marks, windows
+from loomsync.ids import ThreadId
+from tests.conftest import TokenFactory
+
+HANG_GUARD_SECONDS = 30
+
+
+def word() -> str:
+    """A unique, searchable, unstemmable word (letters only)."""
+    return "zq" + "".join(secrets.choice("bcdfghjklmnpqrstvwxz") for _ in range(10))
+
+
+@pytest.fixture
+async def guarded(app: FastAPI) -> Any:
+    """A client whose timeout fails a request that hangs instead of answering."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://testserver", timeout=HANG_GUARD_SECONDS
+    ) as c:
+        yield c
+
+
+@pytest.fixture
+def me(auth: TokenFactory, new_user, new_org) -> dict[str, str]:
+    return auth(new_user("hostile"), org=new_org("dos"))
+
+
+async def put(client: httpx.AsyncClient, headers: dict[str, str], **fields: Any) -> str:
+    tid = ThreadId.new()
+    response = await client.put(f"/api/threads/{tid}", json={"id": tid, **fields}, headers=headers)
+    assert response.status_code == 201, response.text
+    return str(tid)
+
+
+def one_message(content: str) -> dict[str, Any]:
+    return {"messages": [{"role": "tool", "content": content}]}
+
+
+@pytest.mark.parametrize(
+    ("q", "syntax", "kept"),
+    [
+        (" ".join(["x"] * 499), "plain", "x"),
+        (" ".join(["X", "x"] * 200), "plain", "X"),
+        (" or ".join(["x"] * 200), "web", "x"),
+        ("-".join(["x"] * 499), "plain", "x"),
+        ('"a b" "A B" "a b" or "a b"', "web", '"a b"'),
+        ('"' + " ".join(["x"] * 497) + '"', "web", '"x"'),
+        ('"x y x y x y"', "web", '"x y"'),
+        ("x-y-x", "plain", "x y"),
+    ],
+)
+def test_repeated_terms_are_deduplicated(q: str, syntax: str, kept: str) -> None:
+    assert bound(q, syntax).text == kept
+
+
+@pytest.mark.parametrize(
+    ("q", "syntax"),
+    [
+        (" ".join(f"w{i}" for i in range(300)), "plain"),
+        (" or ".join(f"w{i}" for i in range(300)), "web"),
+        ('"' + " ".join(f"w{i}" for i in range(300)) + '"', "web"),
+        (" ".join(f"-w{i}" for i in range(300)), "web"),
+        (" ".join(f"a{i}-b{i}" for i in range(300)), "plain"),
+    ],
+)
+def test_distinct_terms_and_phrases_are_capped(q: str, syntax: str) -> None:
+    bounded = bound(q, syntax)
+    assert 0 < bounded.terms <= MAX_TERMS
+    assert len(bounded.text.replace("-", " ").replace(" or ", " ").split()) <= MAX_TERMS
+
+
+def test_web_syntax_survives_bounding() -> None:
+    assert bound('"a b" -c or d e', "web").text == '"a b" -c or d e'
+    assert bound("a b or c", "web").text == "a b or c"
+
+
+def test_snippet_window_is_bounded_and_holds_the_match() -> None:
+    needle = word()
+    text = ("x " * 40_000) + needle + (" y" * 40_000)
+    found = windows(text, [needle])
+    assert found
+    assert all(len(w) <= WINDOW_CHARS for w in found)
+    assert needle in found[0]
+
+
+def test_headline_query_marks_words_without_phrase_operators() -> None:
+    assert marks(["x", "it's"]) == "'x' | 'it''s'"
+
+
+@pytest.mark.parametrize(
+    ("q", "syntax"),
+    [
+        (" ".join(["x"] * 49), "plain"),  # the issue's query: under 100 characters
+        (" ".join(["x"] * 499), "plain"),
+        ('"' + " ".join(["x"] * 497) + '"', "web"),
+        (" or ".join(["x"] * 200), "web"),
+    ],
+)
+async def test_hostile_query_over_80_kb_message_answers_with_a_marked_window(
+    guarded: httpx.AsyncClient, me: dict[str, str], q: str, syntax: str
+) -> None:
+    tid = await put(guarded, me, conversation=one_message("x " * 40_000))
+    response = await guarded.get(
+        "/api/threads/search", params={"q": q, "syntax": syntax}, headers=me
+    )
+    assert response.status_code == 200, response.text
+    hit = next(h for h in response.json()["hits"] if h["thread"]["id"] == tid)
+    assert hit["message_index"] == 0
+    snippet = hit["snippet"]
+    assert "<b>x</b>" in snippet
+    assert len(snippet.replace("<b>", "").replace("</b>", "")) <= WINDOW_CHARS
+
+
+async def test_hostile_title_of_80_kb_answers_with_a_marked_window(
+    guarded: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    w = word()
+    tid = await put(guarded, me, metadata={"title": f"{w} " * 6_000})
+    response = await guarded.get(
+        "/api/threads/search", params={"q": " ".join([w] * 60)}, headers=me
+    )
+    assert response.status_code == 200, response.text
+    hits = response.json()["hits"]
+    assert [h["thread"]["id"] for h in hits] == [tid]
+    assert f"<b>{w}</b>" in hits[0]["snippet"]
+    assert len(hits[0]["snippet"]) <= WINDOW_CHARS + 7 * 200
+
+
+async def test_match_deep_in_a_huge_message_is_marked(
+    guarded: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    needle = word()
+    content = ("filler " * 12_000) + f"the {needle} is here " + ("tail " * 2_000)
+    await put(guarded, me, conversation=one_message(content))
+    response = await guarded.get("/api/threads/search", params={"q": needle}, headers=me)
+    assert response.status_code == 200, response.text
+    assert f"<b>{needle}</b>" in response.json()["hits"][0]["snippet"]
+
+
+@pytest.mark.parametrize("q", ["-x", "-x -y", "-x or -y", "the -x"])
+async def test_negation_only_query_matches_nothing_without_scanning(
+    guarded: httpx.AsyncClient, me: dict[str, str], q: str
+) -> None:
+    await put(guarded, me, conversation=one_message("no such words"))
+    response = await guarded.get(
+        "/api/threads/search", params={"q": q, "syntax": "web"}, headers=me
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["hits"] == []
+
+
+def test_one_user_runs_at_most_a_few_searches_at_once() -> None:
+    """Beyond MAX_SEARCHES_PER_USER running searches a user gets 429 (Retry-After), while
+    other users still get a slot; slots come back when a search ends."""
+    user, other = f"u-{secrets.token_hex(4)}", f"o-{secrets.token_hex(4)}"
+    with ExitStack() as held:
+        for _ in range(MAX_SEARCHES_PER_USER):
+            held.enter_context(search_slot(user))
+        with pytest.raises(RateLimited) as refused:
+            held.enter_context(search_slot(user))
+        assert refused.value.status == 429
+        assert refused.value.headers() == {"Retry-After": "1"}
+        held.enter_context(search_slot(other))
+    with search_slot(user):
+        pass
