@@ -7,11 +7,10 @@ message; tool calls and tool output go in fenced blocks long enough to hold any 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Literal
 
-from loomsync import codec
+from loomsync import codec, jsontext
 from loomsync.model import Message, Thread
 
 ExportFormat = Literal["json", "markdown"]
@@ -59,7 +58,7 @@ def header_facts(thread: Thread) -> list[tuple[str, str]]:
 def _tool_arguments(arguments: object) -> str:
     if isinstance(arguments, str):
         return arguments
-    return json.dumps(arguments, indent=2, ensure_ascii=False)
+    return jsontext.dumps(arguments, indent=2, separators=(",", ": "))
 
 
 def message_markdown(message: Message) -> str:

@@ -12,7 +12,6 @@ success for a write that did not commit. When the claim matches no row, :func:`_
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -57,6 +56,7 @@ from app.threads.reads import (
 )
 from app.threads.reads import facts as access_facts
 from app.threads.tables import threads
+from loomsync import jsontext
 
 ARCHIVED_AT = threads.c.archived_at
 #: The columns a write returns to render its answer (:func:`app.threads.documents.render_thread`).
@@ -130,7 +130,7 @@ async def _refusal(
             "A thread with this id already exists (ids are never reused).",
             server_version=row.version if readable_now else None,
             client_version=client_version,
-            current=json.loads(await render_row(session, row)) if readable_now else None,
+            current=jsontext.loads(await render_row(session, row)) if readable_now else None,
         )
     if not can_read(principal, facts):
         return NotFound("No such thread.")
@@ -143,7 +143,7 @@ async def _refusal(
         f"{precondition.describe() if precondition else 'no version'}.",
         server_version=row.version,
         client_version=client_version,
-        current=json.loads(await render_row(session, row)),
+        current=jsontext.loads(await render_row(session, row)),
     )
 
 

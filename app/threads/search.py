@@ -54,6 +54,7 @@ from app.threads.indexing import (
     regconfig,
 )
 from app.threads.tables import thread_commits, thread_messages, threads
+from loomsync import jsontext
 
 THREAD_WEIGHT = 10.0
 #: A word the planner expects in more messages than this is "common": ranking every one of its
@@ -263,7 +264,7 @@ async def snippets(
     )
     best: dict[uuid.UUID, tuple[int, str]] = {}
     for row in rows:
-        content = json.loads(row.body).get("content")
+        content = jsontext.loads(row.body).get("content")
         best[row.thread_id] = (row.seq, content if isinstance(content, str) else "")
     sources: list[str] = []
     must_match: list[bool] = []
