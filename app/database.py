@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from app.config import Settings, normalize_database_url
+from loomsync import jsontext
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ def make_engine(url: str, settings: Settings) -> AsyncEngine:
         max_overflow=settings.db_max_overflow,
         pool_timeout=30,
         connect_args={"server_settings": SERVER_SETTINGS, "timeout": settings.db_connect_timeout},
+        json_deserializer=jsontext.loads,  # a json column's numbers keep their text (API.md §2)
+        json_serializer=jsontext.dumps,
     )
     event.listen(engine.sync_engine.pool, "checkout", _replace_closed)
     return engine
