@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import LargeBinary, Row, Text, bindparam, func, literal, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
@@ -53,7 +53,7 @@ async def load_row(session: AsyncSession, thread_id: uuid.UUID) -> Row[Any] | No
     document_text = threads.c.document.cast(Text).label("document_text")
     columns = [column for column in threads.c if column.name != "document"]
     result = await session.execute(select(*columns, document_text).where(threads.c.id == thread_id))
-    return result.first()
+    return cast("Row[Any] | None", result.first())
 
 
 async def render_row(session: AsyncSession, row: Any) -> bytes:
