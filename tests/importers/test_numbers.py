@@ -35,4 +35,6 @@ def test_claude_code_tool_input_numbers_are_imported_as_written(
 
     assert not result.skipped
     [thread] = result.threads
-    assert f'"arguments_json":{{"n":{number}}}' in codec.encode_thread(thread, pretty=False).decode()
+    assert (
+        f'"arguments_json":{{"n":{number}}}' in codec.encode_thread(thread, pretty=False).decode()
+    )
