@@ -41,11 +41,10 @@ class JsonNumber(RawJSON):
     ``to_decimal()`` gives the exact value, ``float()`` the nearest float (maybe infinite).
     """
 
-    __slots__ = ()
     encoded_json: str
 
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
+    def __init__(self, text: str) -> None:  # RawJSON.__init__ without the super() call (hot)
+        self.encoded_json = text
 
     @property
     def text(self) -> str:
