@@ -19,6 +19,7 @@ they are.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from decimal import Decimal
@@ -117,6 +118,13 @@ class _HoldsRawJson(Exception):
     """The standard encoder met a RawJSON fragment: encode again with simplejson."""
 
 
+def _raw_json_found(obj: Any) -> NoReturn:
+    """``default`` for the standard encoder: stop at a RawJSON (simplejson takes over)."""
+    if isinstance(obj, RawJSON):
+        raise _HoldsRawJson
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
 def dumps(
     value: Any,
     *,
@@ -136,28 +144,50 @@ def dumps(
         TypeError: a value JSON cannot hold (and ``default`` did not convert).
         RecursionError: nesting too deep to encode.
     """
-
-    def fast_default(obj: Any) -> Any:
-        if isinstance(obj, RawJSON):
-            raise _HoldsRawJson
-        if default is None:
-            raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-        return default(obj)
-
+    options = (ensure_ascii, indent, separators, sort_keys, default)
     try:
-        return json.dumps(
-            value,
-            ensure_ascii=ensure_ascii,
-            indent=indent,
-            separators=separators,
-            sort_keys=sort_keys,
-            allow_nan=False,
-            default=fast_default,
-        )
+        return _standard_encoder(*options).encode(value)
     except _HoldsRawJson:
-        pass
-    return simplejson.dumps(
-        value,
+        return _simplejson_encoder(*options).encode(value)
+
+
+@functools.lru_cache(maxsize=32)
+def _standard_encoder(
+    ensure_ascii: bool,
+    indent: int | None,
+    separators: tuple[str, str],
+    sort_keys: bool,
+    default: Callable[[Any], Any] | None,
+) -> json.JSONEncoder:
+    """One standard encoder per set of options (``json.dumps`` would build one per call); it
+    raises _HoldsRawJson at the first RawJSON. Encoders keep no state between calls."""
+    if default is None:
+        fast_default = _raw_json_found
+    else:
+
+        def fast_default(obj: Any) -> Any:
+            return _raw_json_found(obj) if isinstance(obj, RawJSON) else default(obj)
+
+    return json.JSONEncoder(
+        ensure_ascii=ensure_ascii,
+        indent=indent,
+        separators=separators,
+        sort_keys=sort_keys,
+        allow_nan=False,
+        default=fast_default,
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _simplejson_encoder(
+    ensure_ascii: bool,
+    indent: int | None,
+    separators: tuple[str, str],
+    sort_keys: bool,
+    default: Callable[[Any], Any] | None,
+) -> simplejson.JSONEncoder:
+    """The simplejson encoder for the same options: RawJSON verbatim, otherwise as ``json``."""
+    return simplejson.JSONEncoder(
         ensure_ascii=ensure_ascii,
         indent=indent,
         separators=separators,
