@@ -193,7 +193,7 @@ async def test_nan_and_infinity_are_400_and_nothing_is_stored(
         ("agent_state.retries", '{{"agent_state":{{"retries":{n}}}}}'),
     ],
 )
-@pytest.mark.parametrize("number", ["9" * 5000, "1e400", "2.5", "1E19"], ids=lambda n: n[:12])
+@pytest.mark.parametrize("number", ["9" * 5000, "1e400", "2.5"], ids=lambda n: n[:12])
 async def test_interpreted_numbers_out_of_range_are_422_naming_the_field(
     client: httpx.AsyncClient, me: dict[str, str], field: str, body: str, number: str
 ) -> None:
