@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from loomsync import LocalThreadStore, RemoteThreadStore, Thread, ThreadId, codec
+from loomsync import LocalThreadStore, RemoteThreadStore, Thread, ThreadId, codec, jsontext
 from loomsync.jsontext import JsonNumber
 from loomsync.model import ToolCall
 from tests.client.conftest import Devices, LiveServer, make_client, with_turns
@@ -145,3 +145,27 @@ def test_any_number_text_in_arguments_json_round_trips_through_the_codec(
 def test_nan_and_infinity_are_not_json(literal: str) -> None:
     with pytest.raises(ValueError, match=f"{literal} is not valid JSON"):
         codec.loads(f'{{"n":{literal}}}')
+
+
+@hypothesis_settings(max_examples=500, deadline=None)
+@given(number=json_numbers)
+def test_jsontext_writes_back_any_number_text(number: str) -> None:
+    value = jsontext.loads(number)
+    assert jsontext.dumps(value) == number
+    assert jsontext.dumps([value, {"n": value}], indent=2) == jsontext.dumps(
+        jsontext.loads(f'[{number}, {{"n": {number}}}]'), indent=2
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"), [("17", int), ("-3", int), ("0.5", float), ("-0.0", float)]
+)
+def test_ordinary_numbers_stay_int_and_float(text: str, kind: type) -> None:
+    assert type(jsontext.loads(text)) is kind
+
+
+def test_json_numbers_compare_by_text() -> None:
+    assert jsontext.loads("1E2") == JsonNumber("1E2")
+    assert jsontext.loads("1E2") != jsontext.loads("1e2")
+    assert jsontext.loads("1E2").to_decimal() == 100
+    assert float(jsontext.loads("1e400")) == float("inf")
