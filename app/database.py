@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import (
 
 from app import pgtime
 from app.config import Settings, normalize_database_url
+from loomsync import jsontext
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ def make_engine(url: str, settings: Settings) -> AsyncEngine:
         max_overflow=settings.db_max_overflow,
         pool_timeout=30,
         connect_args={"server_settings": SERVER_SETTINGS, "timeout": settings.db_connect_timeout},
+        json_deserializer=jsontext.loads,  # a json column's numbers keep their text (API.md §2)
+        json_serializer=jsontext.dumps,
     )
     event.listen(engine.sync_engine.pool, "checkout", _replace_closed)
     event.listen(engine.sync_engine, "connect", pgtime.on_connect)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -14,6 +13,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.routes import allowed_methods
+from loomsync import jsontext
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +67,10 @@ class _ProblemResponse(JSONResponse):
     """JSONResponse that escapes lone surrogates (a 409's ``current`` thread may hold them)."""
 
     def render(self, content: Any) -> bytes:
-        try:
-            return super().render(content)
+        try:  # jsontext: the numbers of a 409's thread are written as they were read
+            return jsontext.dumps(content).encode()
         except UnicodeEncodeError:
-            return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+            return jsontext.dumps(content, ensure_ascii=True).encode()
 
 
 class AppError(Exception):

@@ -342,7 +342,7 @@ def sync(
         if status:
             entries = store.status()
             if as_json:
-                render.print_json(console, [e.model_dump(mode="json") for e in entries])
+                render.print_json(console, [e.model_dump(mode="python") for e in entries])
             else:
                 render.print_lines(console, render.queue_status(entries))
             return

@@ -84,8 +84,8 @@ def _retry_after(response: httpx.Response) -> float | None:
 def error_for(response: httpx.Response, thread_id: str | None, base: int | None) -> SyncError:
     """The :class:`SyncError` for a non-2xx response (problem JSON of API.md section 7)."""
     try:
-        problem = response.json()
-    except ValueError:
+        problem = codec.loads(response.content)  # a 409's thread keeps its numbers' text
+    except (ValueError, RecursionError):
         problem = None
     problem = problem if isinstance(problem, dict) else {}
     status = response.status_code

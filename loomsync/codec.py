@@ -2,20 +2,20 @@
 
 Content may hold NUL characters and lone surrogates. ``json.dumps(ensure_ascii=False)`` keeps
 other text readable but cannot encode a lone surrogate as UTF-8, so those (and only those) are
-written as ``\\uXXXX`` escapes. Numbers are parsed strictly (no NaN or Infinity).
+written as ``\\uXXXX`` escapes. Numbers are parsed strictly (no NaN or Infinity) and keep their
+text: ``1E2``, ``-0`` or a 5,000-digit integer come back as written (:mod:`loomsync.jsontext`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from loomsync import jsontext
 from loomsync.model import Thread, format_utc
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -27,32 +27,20 @@ def _default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("a number is out of range")
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def dumps(value: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes:
     """Encode a JSON-able value (datetimes allowed) as UTF-8 JSON bytes.
 
-    ``pretty`` indents by 2 spaces and ends with a newline. Lone surrogates become ``\\uXXXX``.
+    ``pretty`` indents by 2 spaces and ends with a newline. Lone surrogates become ``\\uXXXX``;
+    numbers read by :func:`loads` are written as they were read.
 
     Raises:
         ValueError: NaN/Infinity or a value JSON cannot hold.
     """
-    text = json.dumps(
+    text = jsontext.dumps(
         value,
-        ensure_ascii=False,
         indent=2 if pretty else None,
         separators=(",", ": ") if pretty else (",", ":"),
         sort_keys=sort_keys,
-        allow_nan=False,
         default=_default,
     )
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
@@ -60,12 +48,13 @@ def dumps(value: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes
 
 
 def loads(data: bytes | str) -> Any:
-    """Parse JSON strictly: no NaN/Infinity, finite numbers only.
+    """Parse JSON strictly (no NaN/Infinity), every number kept as written
+    (:func:`loomsync.jsontext.loads`).
 
     Raises:
         ValueError: not valid JSON (``json.JSONDecodeError`` and ``UnicodeDecodeError`` included).
     """
-    return json.loads(data, parse_float=_finite, parse_constant=_no_constant)
+    return jsontext.loads(data)
 
 
 def document(thread: Thread) -> dict[str, Any]:
@@ -78,7 +67,7 @@ def document(thread: Thread) -> dict[str, Any]:
 
 def normalized(thread: Thread) -> dict[str, Any]:
     """Every field, defaults included, in JSON form: two equal documents give equal values."""
-    value: dict[str, Any] = json.loads(dumps(thread.model_dump(mode="python", by_alias=True)))
+    value: dict[str, Any] = loads(dumps(thread.model_dump(mode="python", by_alias=True)))
     return value
 
 

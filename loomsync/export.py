@@ -24,14 +24,13 @@ other people, so no text can act on the terminal or forge the transcript's struc
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from loomsync import codec
+from loomsync import codec, jsontext
 from loomsync.model import Message, Thread
 from loomsync.terminal import json_text, printable
 
@@ -146,7 +145,7 @@ def header_facts(thread: Thread) -> list[tuple[str, str]]:
 def _tool_arguments(arguments: object) -> str:
     if isinstance(arguments, str):
         return arguments
-    return json.dumps(arguments, indent=2, ensure_ascii=False)
+    return jsontext.dumps(arguments, indent=2, separators=(",", ": "))
 
 
 def message_markdown(message: Message) -> str:

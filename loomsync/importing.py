@@ -98,14 +98,14 @@ def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
 
 
 def _comparable(thread: Thread) -> dict[str, Any]:
-    return {k: v for k, v in thread.model_dump(mode="json").items() if k not in _IGNORED}
+    return {k: v for k, v in thread.model_dump(mode="python").items() if k not in _IGNORED}
 
 
 def _older_capture(imported: Thread, stored: Thread) -> bool:
     """True when ``imported`` is an earlier capture of the stored session: its messages are a
     strict prefix of the stored ones. An import never shortens a thread."""
-    mine = [m.model_dump(mode="json") for m in imported.messages]
-    theirs = [m.model_dump(mode="json") for m in stored.messages]
+    mine = [m.model_dump(mode="python") for m in imported.messages]
+    theirs = [m.model_dump(mode="python") for m in stored.messages]
     return len(mine) < len(theirs) and theirs[: len(mine)] == mine
 
 

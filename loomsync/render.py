@@ -8,7 +8,6 @@ line, message bodies keep their newlines; either way nothing in them can act on 
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -18,7 +17,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from loomsync import codec
+from loomsync import codec, jsontext
 from loomsync.export import header_facts
 from loomsync.model import Message, Thread
 from loomsync.resume import Resumed
@@ -114,7 +113,11 @@ def search_hits(hits: Sequence[SearchHit]) -> Group:
 
 
 def _arguments(arguments: object, full: bool) -> str:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    text = (
+        arguments
+        if isinstance(arguments, str)
+        else jsontext.dumps(arguments, separators=(", ", ": "))
+    )
     return text if full or len(text) <= ARGUMENT_CHARS else text[:ARGUMENT_CHARS] + "…"
 
 

@@ -105,7 +105,7 @@ class PendingSyncQueue:
             return []
 
     def _write(self, entries: list[PendingEntry]) -> None:
-        data = {"format": QUEUE_FORMAT, "entries": [e.model_dump(mode="json") for e in entries]}
+        data = {"format": QUEUE_FORMAT, "entries": [e.model_dump(mode="python") for e in entries]}
         atomic_write(
             self.path, codec.dumps(data, pretty=True), lock=self._lock, timeout=self._timeout
         )
@@ -264,7 +264,7 @@ class ThreadStates:
 
     def put(self, thread_id: str, state: ThreadState) -> None:
         """Store the state atomically."""
-        data = codec.dumps(state.model_dump(mode="json"))
+        data = codec.dumps(state.model_dump(mode="python"))  # keeps JsonNumber text
         atomic_write(self._path(thread_id), data, lock=self._lock_for(thread_id))
 
     def delete(self, thread_id: str) -> None:

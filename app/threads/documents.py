@@ -9,8 +9,6 @@ parsed on the way out.
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from typing import Any
 from app.errors import BadRequest
 from app.threads.indexing import clean, message_texts
 from app.times import rfc3339
+from loomsync import jsontext
 from loomsync.ids import ThreadId
 from loomsync.model import SERVER_FIELDS, Thread
 
@@ -30,32 +29,21 @@ COLUMN_FIELDS = (
 
 
 class JsonSyntaxError(BadRequest, ValueError):
-    """The body is not acceptable JSON (syntax, NaN/Infinity, number out of range, too deep).
+    """The body is not acceptable JSON (syntax, NaN/Infinity, invalid UTF-8, too deep).
 
     A 400 wherever it is raised: nesting that parsed can still be too deep to serialise later."""
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise JsonSyntaxError("a number is out of range (larger than a 64-bit float)")
-    return value
-
-
-def _no_constants(name: str) -> float:
-    raise JsonSyntaxError(f"{name} is not valid JSON")
-
-
-def parse_json(data: bytes) -> Any:
-    """Parse a request body strictly (RFC 8259): no NaN/Infinity, finite numbers only.
+def parse_json(data: bytes | str) -> Any:
+    """Parse a request body (or stored JSON text) strictly, RFC 8259: no NaN/Infinity. Every
+    number keeps its text (:mod:`loomsync.jsontext`): ``1E2``, ``-0``, ``1e400`` or a
+    5,000-digit integer are stored and returned as written (API.md section 2).
 
     Raises:
-        JsonSyntaxError: invalid UTF-8 or JSON, non-finite numbers, or nesting too deep to parse.
+        JsonSyntaxError: invalid UTF-8 or JSON, NaN/Infinity, or nesting too deep to parse.
     """
     try:
-        return json.loads(data, parse_float=_finite_float, parse_constant=_no_constants)
-    except JsonSyntaxError:
-        raise
+        return jsontext.loads(data)
     except RecursionError as exc:
         raise JsonSyntaxError("JSON nesting is too deep") from exc
     except (ValueError, UnicodeDecodeError) as exc:
@@ -64,14 +52,15 @@ def parse_json(data: bytes) -> Any:
 
 def dump_json(value: Any) -> str:
     """Compact JSON text that PostgreSQL can store as UTF-8: raw UTF-8 where possible,
-    ``\\uXXXX`` escapes when the value holds lone surrogates. Raises JsonSyntaxError on nesting
-    too deep to serialise."""
+    ``\\uXXXX`` escapes when the value holds lone surrogates; numbers parsed by
+    :func:`parse_json` are written as they were read. Raises JsonSyntaxError on nesting too
+    deep to serialise."""
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = jsontext.dumps(value)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+            text = jsontext.dumps(value, ensure_ascii=True)
     except RecursionError as exc:
         raise JsonSyntaxError("JSON nesting is too deep") from exc
     return text
@@ -171,7 +160,7 @@ def render_thread(row: Any, document_text: str, messages: Sequence[bytes]) -> by
     (each item one message, or a run of them already joined by commas) as UTF-8 bytes, spliced
     in verbatim: never decoded or parsed, and copied once, by the one join into the output.
     """
-    return render_document(row, json.loads(document_text), messages)
+    return render_document(row, jsontext.loads(document_text), messages)
 
 
 def render_document(row: Any, document: dict[str, Any], messages: Sequence[bytes]) -> bytes:

@@ -13,11 +13,12 @@ metadata at most ``THREAD_TEXT_CHARS`` (100,000) each. So no single field can pu
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, literal_column
+
+from loomsync import jsontext
 
 TEXT_SEARCH_CONFIG = "english"
 MESSAGE_HEAD_CHARS = 100_000
@@ -129,7 +130,7 @@ def message_texts(message: dict[str, Any]) -> tuple[str, str]:
                 tool_parts.append(call["tool_name"])
             args = call.get("arguments_json")
             tool_parts.append(
-                args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                args if isinstance(args, str) else jsontext.dumps(args, separators=(", ", ": "))
             )
     tool_text = cap(" ".join(tool_parts), TOOL_TEXT_CHARS)
     return index_text(content_text), index_text(tool_text)

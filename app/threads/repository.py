@@ -14,7 +14,6 @@ transaction (app/idempotency/keys.py). When the claim matches no row, :func:`_re
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -60,6 +59,7 @@ from app.threads.reads import (
 )
 from app.threads.reads import facts as access_facts
 from app.threads.tables import threads
+from loomsync import jsontext
 
 ARCHIVED_AT = threads.c.archived_at
 #: The columns a write returns to render its answer (:func:`app.threads.documents.render_thread`).
@@ -133,7 +133,7 @@ async def _refusal(
             "A thread with this id already exists (ids are never reused).",
             server_version=row.version if readable_now else None,
             client_version=client_version,
-            current=json.loads(await render_row(session, row)) if readable_now else None,
+            current=jsontext.loads(await render_row(session, row)) if readable_now else None,
         )
     if not can_read(principal, facts):
         return NotFound("No such thread.")
@@ -146,7 +146,7 @@ async def _refusal(
         f"{precondition.describe() if precondition else 'no version'}.",
         server_version=row.version,
         client_version=client_version,
-        current=json.loads(await render_row(session, row)),
+        current=jsontext.loads(await render_row(session, row)),
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -44,6 +43,7 @@ from app.threads.schemas import (
     ThreadPatch,
     problem_responses,
 )
+from loomsync import jsontext
 from loomsync.ids import InvalidThreadId, ThreadId
 
 router = ApiRouter(prefix="/api/threads", tags=["threads"])
@@ -316,7 +316,7 @@ async def patch_thread(
             func.coalesce(repository.ARCHIVED_AT, func.now()) if patch.archived else None
         )
     row = await repository.claim(session, principal, tid.uuid, parse_if_match(if_match), **values)
-    doc = service.apply_patch(json.loads(row.document_text), raw_patch, patch)
+    doc = service.apply_patch(jsontext.loads(row.document_text), raw_patch, patch)
     await repository.store_document(session, tid.uuid, doc, commits_changed=False)
     await repository.audit_sharing(session, audit, tid.uuid, row, doc)
     body = await repository.render(session, tid.uuid)
@@ -359,7 +359,7 @@ async def append_messages(
         first_seq = row.message_count - len(raw_messages)
         prepared = prepare_messages(raw_messages, first_seq)
         await repository.append_messages(session, tid.uuid, prepared)
-        stored = json.loads(row.document_text)
+        stored = jsontext.loads(row.document_text)
         doc, commits_changed = service.apply_append(stored, request)
         if doc is not stored:
             await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)

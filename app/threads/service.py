@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from app.errors import ValidationFailed, validation_errors
 from app.threads.schemas import AppendRequest, ThreadPatch
+from loomsync import jsontext
 from loomsync.edits import merge_patch
 from loomsync.ids import InvalidThreadId, ThreadId
 from loomsync.model import Metadata, Thread
@@ -33,11 +33,16 @@ def validate(model: type[M], raw: Any) -> M:
 
 #: Integer fields of the documents (JSON Schema "integer"): ``5.0`` is the integer 5 there.
 _INTEGER_FIELDS = ("version", "up_to")
+#: Integral numbers written with an exponent or a fraction (``1E2``, ``-0``) below 10**19 are
+#: read as ints in those fields; any larger one is left alone, to be refused (422) unconverted.
+_MAX_INTEGRAL_DIGITS = 19
 
 
 def _integral_numbers(raw: Any) -> Any:
-    """``raw`` with integral floats (``5.0``) in the known integer fields made ints, since JSON
-    (and so the OpenAPI schema) does not tell 5.0 from 5. Unknown fields are left alone."""
+    """``raw`` with integral numbers (``5.0``, ``1E2``, ``-0``) in the known integer fields made
+    ints, since JSON (and so the OpenAPI schema) does not tell 5.0 from 5. Unknown fields are
+    left alone. A number too long for an int there (a 5,000-digit ``version``) stays a
+    :class:`~loomsync.jsontext.JsonNumber`, which the model refuses: 422 naming the field."""
     if not isinstance(raw, dict):
         return raw
     out = dict(raw)
@@ -53,6 +58,10 @@ def _integral_numbers(raw: Any) -> Any:
 def _as_int(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if isinstance(value, jsontext.JsonNumber):
+        exact = value.to_decimal()
+        if exact.adjusted() < _MAX_INTEGRAL_DIGITS and exact == exact.to_integral_value():
+            return int(exact)
     return value
 
 
@@ -147,7 +156,7 @@ def fork_document(
     source_document_text: str, source_id: ThreadId, source_version: int
 ) -> dict[str, Any]:
     """The stored document of a fork: private, not shared, ``metadata.extra.forked_from`` set."""
-    doc: dict[str, Any] = json.loads(source_document_text)
+    doc: dict[str, Any] = jsontext.loads(source_document_text)
     metadata = dict(doc.get("metadata") or {})
     extra = dict(metadata.get("extra") or {})
     extra["forked_from"] = {"id": str(source_id), "version": source_version}

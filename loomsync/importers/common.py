@@ -18,7 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from loomsync import jsontext
 from loomsync.ids import ThreadId
+from loomsync.jsontext import JsonNumber
 from loomsync.model import (
     AgentState,
     Conversation,
@@ -112,7 +114,7 @@ def read_jsonl(path: Path, result: ImportResult) -> list[dict[str, Any]] | None:
             result.skipped["invalid_utf8"] += 1
             continue
         try:
-            value = json.loads(text)
+            value = jsontext.loads(text)
         except (ValueError, RecursionError):
             last = index == len(chunks) - 1
             result.skipped["truncated_line" if last else "invalid_json"] += 1
@@ -137,7 +139,7 @@ def read_json(path: Path, result: ImportResult) -> Any:
         result.warnings.append(f"{path}: not UTF-8 text")
         return None
     try:
-        return json.loads(text)
+        return jsontext.loads(text)
     except (ValueError, RecursionError):
         result.skipped["invalid_json"] += 1
         result.warnings.append(f"{path}: not a JSON document (damaged or truncated)")
@@ -158,7 +160,7 @@ def first_objects(path: Path, count: int = 5) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for line in head(path).split(b"\n")[:-1]:
         try:
-            value = json.loads(line)
+            value = jsontext.loads(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -192,6 +194,8 @@ def parse_time(value: Any) -> datetime | None:
     ``:59.999999``) or a Unix time in seconds or milliseconds, as an aware UTC datetime; None
     for anything else."""
     try:
+        if isinstance(value, JsonNumber):  # written as 1.7E9, say
+            value = float(value)
         if isinstance(value, str):
             return to_utc(datetime.fromisoformat(clamp_leap_second(value.strip())))
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -221,7 +225,7 @@ def json_text(value: Any) -> str:
     """Text for a JSON value: strings as they are, anything else as compact JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return jsontext.dumps(value, separators=(", ", ": "))
 
 
 def tool_arguments(raw: Any) -> Any:
@@ -229,7 +233,7 @@ def tool_arguments(raw: Any) -> Any:
     kept as ``{"raw": text}``; other values are returned unchanged."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            return jsontext.loads(raw)
         except (ValueError, RecursionError):
             return {"raw": raw}
     return raw

@@ -15,11 +15,11 @@ to ``metadata.extra.source``.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from loomsync import jsontext
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -134,7 +134,7 @@ def _model(document: dict[str, Any]) -> str | None:
     config = document.get("replay_config")
     if isinstance(config, str):
         try:
-            config = json.loads(config)
+            config = jsontext.loads(config)
         except ValueError:
             config = None
     return as_str(as_dict(as_dict(as_dict(config).get("agent")).get("model")).get("name"))

@@ -90,7 +90,8 @@ async def test_body_that_is_not_an_object_is_4xx_problem(
     assert_problem(response)
 
 
-@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"])
+# 1e400 is valid JSON (RFC 8259 sets no range) and is kept as written: tests/threads/test_numbers.py
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
 async def test_non_finite_numbers_are_400(
     client: httpx.AsyncClient, auth: Auth, new_user: NewUser, token: str
 ) -> None:
