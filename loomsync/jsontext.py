@@ -144,23 +144,25 @@ def dumps(
         TypeError: a value JSON cannot hold (and ``default`` did not convert).
         RecursionError: nesting too deep to encode.
     """
-    options = (ensure_ascii, indent, separators, sort_keys, default)
+    standard, verbatim = _encoders(ensure_ascii, indent, separators, sort_keys, default)
     try:
-        return _standard_encoder(*options).encode(value)
+        return standard.encode(value)
     except _HoldsRawJson:
-        return _simplejson_encoder(*options).encode(value)
+        return verbatim.encode(value)
 
 
 @functools.lru_cache(maxsize=32)
-def _standard_encoder(
+def _encoders(
     ensure_ascii: bool,
     indent: int | None,
     separators: tuple[str, str],
     sort_keys: bool,
     default: Callable[[Any], Any] | None,
-) -> json.JSONEncoder:
-    """One standard encoder per set of options (``json.dumps`` would build one per call); it
-    raises _HoldsRawJson at the first RawJSON. Encoders keep no state between calls."""
+) -> tuple[json.JSONEncoder, simplejson.JSONEncoder]:
+    """One pair of encoders per set of options (``json.dumps`` would build one per call;
+    encoders keep no state between calls): the standard one, which raises _HoldsRawJson at the
+    first RawJSON, and the simplejson one, which writes RawJSON verbatim and is otherwise the
+    same."""
     if default is None:
         fast_default = _raw_json_found
     else:
@@ -168,37 +170,23 @@ def _standard_encoder(
         def fast_default(obj: Any) -> Any:
             return _raw_json_found(obj) if isinstance(obj, RawJSON) else default(obj)
 
-    return json.JSONEncoder(
-        ensure_ascii=ensure_ascii,
-        indent=indent,
-        separators=separators,
-        sort_keys=sort_keys,
-        allow_nan=False,
-        default=fast_default,
-    )
-
-
-@functools.lru_cache(maxsize=32)
-def _simplejson_encoder(
-    ensure_ascii: bool,
-    indent: int | None,
-    separators: tuple[str, str],
-    sort_keys: bool,
-    default: Callable[[Any], Any] | None,
-) -> simplejson.JSONEncoder:
-    """The simplejson encoder for the same options: RawJSON verbatim, otherwise as ``json``."""
-    return simplejson.JSONEncoder(
-        ensure_ascii=ensure_ascii,
-        indent=indent,
-        separators=separators,
-        sort_keys=sort_keys,
-        allow_nan=False,
+    options: dict[str, Any] = {
+        "ensure_ascii": ensure_ascii,
+        "indent": indent,
+        "separators": separators,
+        "sort_keys": sort_keys,
+        "allow_nan": False,
+    }
+    standard = json.JSONEncoder(**options, default=fast_default)
+    verbatim = simplejson.JSONEncoder(
+        **options,
         default=default,
         use_decimal=False,
         namedtuple_as_object=False,
         tuple_as_array=True,
         for_json=False,
     )
+    return standard, verbatim
 
 
 __all__ = [

@@ -99,6 +99,14 @@ def new_org() -> Callable[[str], str]:
     return lambda name: f"{name}-{suffix}"
 
 
+@pytest.fixture
+def owner(
+    auth: TokenFactory, new_user: Callable[[str], str], new_org: Callable[[str], str]
+) -> dict[str, str]:
+    """Headers of a user of their own organization, unique to this test."""
+    return auth(new_user("owner"), org=new_org("acme"))
+
+
 def real_threads() -> list[Path]:
     """The real thread documents in ../shared/data/threads/."""
     return sorted(THREADS_DIR.glob("T-*.json"))

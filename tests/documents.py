@@ -6,6 +6,10 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
+
+from loomsync.ids import ThreadId
+
 SERVER_SET = ("version", "updated_at", "owner_id", "org_id", "archived_at", "message_count")
 THREAD_TIMESTAMPS = ("created_at", "last_activity_at")
 
@@ -24,6 +28,29 @@ def comparable(doc: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(key), str):
             out[key] = _instant(out[key])
     return out
+
+
+def thread_doc(tid: ThreadId | None = None, *texts: str, **fields: Any) -> dict[str, Any]:
+    """A thread document: one user message per text, ``id`` when ``tid`` is given, then
+    ``fields``."""
+    doc: dict[str, Any] = {
+        "conversation": {"messages": [{"role": "user", "content": t} for t in texts]}
+    }
+    if tid is not None:
+        doc["id"] = tid
+    return {**doc, **fields}
+
+
+async def create_thread(
+    client: httpx.AsyncClient, headers: dict[str, str], *texts: str, **fields: Any
+) -> str:
+    """PUT a new thread (:func:`thread_doc` of a fresh id); its URL path. Fails unless 201."""
+    tid = ThreadId.new()
+    response = await client.put(
+        f"/api/threads/{tid}", json=thread_doc(tid, *texts, **fields), headers=headers
+    )
+    assert response.status_code == 201, response.text
+    return f"/api/threads/{tid}"
 
 
 def assert_round_trip(sent: dict[str, Any], got: dict[str, Any]) -> None:

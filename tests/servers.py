@@ -10,19 +10,21 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from app.config import Settings
 from app.protocol import HTTP_PROTOCOL
 
 STARTUP_SECONDS = 30.0
 MAIN = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 
 
 def free_port() -> int:
@@ -48,21 +50,49 @@ class Server:
             return f.read().decode(errors="replace")
 
 
+def app_env(database_url: str, settings: Settings, **overrides: str) -> dict[str, str]:
+    """``LOOMSYNC_*`` settings for :func:`uvicorn_server` serving the test database with the
+    test JWT secret, warnings only and no rate limit; ``overrides`` (``LOOMSYNC_`` names) win."""
+    assert settings.jwt_secret is not None
+    return {
+        "LOOMSYNC_DATABASE_URL": database_url,
+        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
+        "LOOMSYNC_LOG_LEVEL": "warning",
+        "LOOMSYNC_RATE_LIMIT": "off",
+        **overrides,
+    }
+
+
+def poll(
+    process: subprocess.Popen[bytes], check: Callable[[], T | None], seconds: float
+) -> T | None:
+    """``check()``'s first answer that is not None, asked again every 50 ms (a pause that also
+    notices an early exit) until ``seconds`` pass or ``process`` exits: then None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found is not None:
+            return found
+        try:
+            process.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            continue
+        break
+    return None
+
+
 def wait_until_ready(server: Server, path: str = "/health/ready") -> None:
     """Poll ``path`` until 200, the process exits, or the deadline passes (then fail)."""
-    deadline = time.monotonic() + STARTUP_SECONDS
     with httpx.Client(base_url=server.base_url, timeout=2) as client:
-        while time.monotonic() < deadline:
+
+        def ready() -> bool | None:
             try:
-                if client.get(path).status_code == 200:
-                    return
+                return client.get(path).status_code == 200 or None
             except httpx.TransportError:
-                pass
-            try:
-                server.process.wait(timeout=0.05)  # a pause that also notices an early exit
-            except subprocess.TimeoutExpired:
-                continue
-            break
+                return None
+
+        if poll(server.process, ready, STARTUP_SECONDS):
+            return
     pytest.fail(
         f"uvicorn did not become ready (exit code {server.process.poll()}):\n{server.output()}"
     )

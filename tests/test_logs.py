@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -20,7 +18,7 @@ import pytest
 
 from app.config import Settings
 from app.logs import ConsoleFormatter, JsonFormatter, RequestIdFilter
-from tests.servers import Server, exchange, uvicorn_server
+from tests.servers import Server, app_env, exchange, poll, uvicorn_server
 
 #: A console line an attacker would like to add to the log.
 FORGED = "2026-01-01 00:00:00,000 INFO    [admin] app.access: DELETE /api/threads 204"
@@ -35,23 +33,15 @@ RAW_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e
 ESCAPES = ("\\x0a", "\\x1b[2J", "\\x00", "\\x0d", "\\x9b", "\\x7f", "\\u2028", "\\u202e")
 
 
-def _server_env(database_url: str, settings: Settings, log_format: str) -> dict[str, str]:
-    assert settings.jwt_secret is not None
-    return {
-        "LOOMSYNC_DATABASE_URL": database_url,
-        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
-        "LOOMSYNC_LOG_LEVEL": "info",
-        "LOOMSYNC_LOG_FORMAT": log_format,
-        "LOOMSYNC_RATE_LIMIT": "off",
-    }
-
-
 @pytest.fixture(scope="module", params=["console", "json"])
 def server(
     request: pytest.FixtureRequest, database_url: str, settings: Settings
 ) -> Iterator[Server]:
     """A uvicorn process logging at info in each format."""
-    with uvicorn_server(_server_env(database_url, settings, request.param)) as running:
+    env = app_env(
+        database_url, settings, LOOMSYNC_LOG_LEVEL="info", LOOMSYNC_LOG_FORMAT=request.param
+    )
+    with uvicorn_server(env) as running:
         running.log_format = request.param  # type: ignore[attr-defined]
         yield running
 
@@ -72,16 +62,13 @@ def hostile_request(server: Server) -> str:
 
 def wait_for_line(server: Server, needle: str) -> list[str]:
     """The output's lines once one holds ``needle`` (polled: the server writes asynchronously)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        lines = server.output().splitlines()
-        if any(needle in line for line in lines):
-            return lines
-        try:
-            server.process.wait(timeout=0.05)  # a pause that also notices an early exit
-        except subprocess.TimeoutExpired:
-            continue
-        break
+
+    def lines() -> list[str] | None:
+        found = server.output().splitlines()
+        return found if any(needle in line for line in found) else None
+
+    if (found := poll(server.process, lines, 10)) is not None:
+        return found
     pytest.fail(f"no log line holds {needle!r}:\n{server.output()[-3000:]}")
 
 

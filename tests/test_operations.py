@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from app.config import Settings
 from app.main import create_app
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
-from tests.servers import Server, uvicorn_server
+from tests.servers import Server, poll, uvicorn_server
 
 OPERATIONS_DOC = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 SECRET = "operations-" + "o" * 40
@@ -45,18 +43,16 @@ def log_lines(
     server: Server, request_id: str, deadline_seconds: float = 10
 ) -> list[dict[str, Any]]:
     """The server's log as JSON objects, once the access line of ``request_id`` is written."""
-    deadline = time.monotonic() + deadline_seconds
-    while time.monotonic() < deadline:
+
+    def access_logged() -> list[dict[str, Any]] | None:
         lines = [json.loads(line) for line in server.output().splitlines() if line.strip()]
-        if any(
+        logged = any(
             line["logger"] == "app.access" and line["request_id"] == request_id for line in lines
-        ):
-            return lines
-        try:
-            server.process.wait(timeout=0.05)  # a pause that also notices an early exit
-        except subprocess.TimeoutExpired:
-            continue
-        break
+        )
+        return lines if logged else None
+
+    if (found := poll(server.process, access_logged, deadline_seconds)) is not None:
+        return found
     pytest.fail(f"no access line for {request_id}:\n{server.output()}")
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from app.config import Settings
 from tests import servers
-from tests.servers import Server, uvicorn_server
+from tests.servers import Server, app_env, uvicorn_server
 
 HEAD_LIMIT = 16 * 1024
 HEAD_TIMEOUT = 1.0
@@ -32,15 +32,12 @@ MIB = 1024 * 1024
 @pytest.fixture(scope="module")
 def server(database_url: str, settings: Settings) -> Iterator[Server]:
     """A uvicorn process with a 16 KiB head limit and a 1 s head timeout."""
-    assert settings.jwt_secret is not None
-    env = {
-        "LOOMSYNC_DATABASE_URL": database_url,
-        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
-        "LOOMSYNC_LOG_LEVEL": "warning",
-        "LOOMSYNC_RATE_LIMIT": "off",
-        "LOOMSYNC_MAX_HEADER_BYTES": str(HEAD_LIMIT),
-        "LOOMSYNC_HEADER_TIMEOUT": str(HEAD_TIMEOUT),
-    }
+    env = app_env(
+        database_url,
+        settings,
+        LOOMSYNC_MAX_HEADER_BYTES=str(HEAD_LIMIT),
+        LOOMSYNC_HEADER_TIMEOUT=str(HEAD_TIMEOUT),
+    )
     with uvicorn_server(env) as running:
         yield running
 

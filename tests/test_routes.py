@@ -13,7 +13,7 @@ import pytest
 from app.config import Settings
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
-from tests.servers import uvicorn_server
+from tests.servers import app_env, uvicorn_server
 
 HOSTILE_HOST = "evil.example"
 
@@ -21,14 +21,7 @@ HOSTILE_HOST = "evil.example"
 @pytest.fixture(scope="module")
 def server(database_url: str, settings: Settings) -> Iterator[str]:
     """Base URL of a uvicorn process serving the app."""
-    assert settings.jwt_secret is not None
-    env = {
-        "LOOMSYNC_DATABASE_URL": database_url,
-        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
-        "LOOMSYNC_LOG_LEVEL": "warning",
-        "LOOMSYNC_RATE_LIMIT": "off",
-    }
-    with uvicorn_server(env) as running:
+    with uvicorn_server(app_env(database_url, settings)) as running:
         yield running.base_url
 
 

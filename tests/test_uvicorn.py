@@ -14,7 +14,7 @@ from app.auth import create_token
 from app.config import Settings
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory, load_thread, real_threads
-from tests.servers import uvicorn_server
+from tests.servers import app_env, uvicorn_server
 
 BODY_LIMIT = 1_000_000
 
@@ -22,14 +22,7 @@ BODY_LIMIT = 1_000_000
 @pytest.fixture(scope="module")
 def server(database_url: str, settings: Settings) -> Iterator[str]:
     """Base URL of a uvicorn process serving the app, with a 1 MB body limit."""
-    assert settings.jwt_secret is not None
-    env = {
-        "LOOMSYNC_DATABASE_URL": database_url,
-        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
-        "LOOMSYNC_MAX_BODY_BYTES": str(BODY_LIMIT),
-        "LOOMSYNC_LOG_LEVEL": "warning",
-        "LOOMSYNC_RATE_LIMIT": "off",
-    }
+    env = app_env(database_url, settings, LOOMSYNC_MAX_BODY_BYTES=str(BODY_LIMIT))
     with uvicorn_server(env) as running:
         yield running.base_url
 

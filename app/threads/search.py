@@ -331,31 +331,18 @@ async def run(
     ``RANKING_BUDGET_MS``; snippets past their own budget are None instead.
     """
     with search_slot(principal.user_id or ""):
-        return await _run(session, principal, q, syntax, filters, after, limit, common_threshold)
-
-
-async def _run(
-    session: AsyncSession,
-    principal: Principal,
-    q: str,
-    syntax: str,
-    filters: SearchFilters,
-    after: tuple[float, datetime, uuid.UUID] | None,
-    limit: int,
-    common_threshold: int,
-) -> tuple[list[Any], dict[uuid.UUID, tuple[int | None, str | None]]]:
-    parsed = await plan(session, q, syntax)
-    if not parsed.searchable and commit_prefix(q) is None:
-        return [], {}
-    try:
-        common = await is_common(session, q, syntax, common_threshold, parsed.lexemes)
-        statement = scored_hits(principal, q, syntax, filters, after, limit, common=common)
-        rows = list((await session.execute(statement)).all())
-    except DBAPIError as exc:
-        if getattr(exc.orig, "sqlstate", None) != snippet_windows.QUERY_CANCELED:
-            raise
-        raise Unavailable(
-            f"The search took longer than {RANKING_BUDGET_MS} ms; search for rarer words."
-        ) from exc
-    found = await snippets(session, q, syntax, parsed, [(r.id, r.title) for r in rows[:limit]])
-    return rows, found
+        parsed = await plan(session, q, syntax)
+        if not parsed.searchable and commit_prefix(q) is None:
+            return [], {}
+        try:
+            common = await is_common(session, q, syntax, common_threshold, parsed.lexemes)
+            statement = scored_hits(principal, q, syntax, filters, after, limit, common=common)
+            rows = list((await session.execute(statement)).all())
+        except DBAPIError as exc:
+            if not snippet_windows.timed_out(exc):
+                raise
+            raise Unavailable(
+                f"The search took longer than {RANKING_BUDGET_MS} ms; search for rarer words."
+            ) from exc
+        found = await snippets(session, q, syntax, parsed, [(r.id, r.title) for r in rows[:limit]])
+        return rows, found

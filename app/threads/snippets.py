@@ -192,6 +192,12 @@ async def _budget(session: AsyncSession, milliseconds: int) -> None:
     )
 
 
+def timed_out(exc: DBAPIError) -> bool:
+    """True when ``exc`` is PostgreSQL's ``query_canceled`` (SQLSTATE 57014): the statement ran
+    past its ``statement_timeout``."""
+    return getattr(exc.orig, "sqlstate", None) == QUERY_CANCELED
+
+
 async def snippets(
     session: AsyncSession,
     tsquery_sql: str,
@@ -215,7 +221,7 @@ async def snippets(
             await _budget(session, budget_ms)
             return await _snippets(session, tsquery_sql, params, words, page)
     except DBAPIError as exc:
-        if getattr(exc.orig, "sqlstate", None) != QUERY_CANCELED:
+        if not timed_out(exc):
             raise
         return {thread_id: (None, None) for thread_id, _ in page}
 

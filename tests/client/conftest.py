@@ -9,7 +9,6 @@ receives, get a server of their own (``own_server``).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -25,17 +24,10 @@ from app.auth import create_token
 from app.config import Settings
 from loomsync import ClientPaths, LocalThreadStore, SyncingThreadStore, ThreadSyncClient
 from loomsync.model import Message, Thread
+from tests.servers import STARTUP_SECONDS, free_port, poll
 
 MAIN = Path(__file__).resolve().parents[2]
-STARTUP_SECONDS = 30.0
 BODY_LIMIT = 2_000_000  # bytes: small, so a 413 is cheap to provoke
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_for(
@@ -79,19 +71,16 @@ class LiveServer:
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         with open(self._server_log, "ab") as log:
             self.process = subprocess.Popen(command, cwd=MAIN, env=self.env, stdout=log, stderr=log)
-        deadline = time.monotonic() + STARTUP_SECONDS
         with httpx.Client(base_url=self.url, timeout=2) as client:
-            while time.monotonic() < deadline:
+
+            def ready() -> bool | None:
                 try:
-                    if client.get("/health/ready").status_code == 200:
-                        return
+                    return client.get("/health/ready").status_code == 200 or None
                 except httpx.TransportError:
-                    pass
-                try:
-                    self.process.wait(timeout=0.05)  # a pause that also notices an early exit
-                except subprocess.TimeoutExpired:
-                    continue
-                break
+                    return None
+
+            if poll(self.process, ready, STARTUP_SECONDS):
+                return
         pytest.fail(f"uvicorn did not become ready:\n{self._server_log.read_text()}")
 
     def stop(self) -> None:

@@ -9,7 +9,6 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import asyncpg
 import httpx
@@ -21,34 +20,14 @@ from app.config import Settings
 from app.main import create_app
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
+from tests.documents import create_thread
 
 DUPLICATES = 8
 DEADLINE = 20.0  # seconds to wait for requests to block on a lock
 
 
-def _doc(tid: ThreadId, *texts: str, **fields: Any) -> dict[str, Any]:
-    messages = [{"role": "user", "content": t} for t in texts]
-    return {"id": tid, "conversation": {"messages": messages}, **fields}
-
-
 def _key() -> str:
     return str(uuid.uuid4())
-
-
-@pytest.fixture
-def owner(auth: TokenFactory, new_user, new_org) -> dict[str, str]:
-    return auth(new_user("owner"), org=new_org("acme"))
-
-
-async def _create(
-    client: httpx.AsyncClient, headers: dict[str, str], *texts: str, **fields: Any
-) -> str:
-    tid = ThreadId.new()
-    response = await client.put(
-        f"/api/threads/{tid}", json=_doc(tid, *texts, **fields), headers=headers
-    )
-    assert response.status_code == 201, response.text
-    return f"/api/threads/{tid}"
 
 
 async def _owned(client: httpx.AsyncClient, headers: dict[str, str]) -> list[str]:
@@ -84,7 +63,7 @@ async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
 async def test_fork_twice_with_one_key_forks_once_and_answers_the_same(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    source = await _create(client, owner, "a", "b")
+    source = await create_thread(client, owner, "a", "b")
     headers = {**owner, "Idempotency-Key": _key()}
     first = await client.post(f"{source}/fork", json={"up_to": 1}, headers=headers)
     assert first.status_code == 201, first.text
@@ -97,7 +76,7 @@ async def test_fork_twice_with_one_key_forks_once_and_answers_the_same(
 async def test_append_twice_with_one_key_appends_once(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     headers = {**owner, "If-Match": '"1"', "Idempotency-Key": _key()}
     body = {"messages": [{"role": "assistant", "content": "b"}]}
     first = await client.post(f"{url}/messages", json=body, headers=headers)
@@ -123,7 +102,7 @@ async def test_create_twice_with_one_key_creates_one_thread(
 async def test_quoted_and_bare_forms_are_one_key(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    source = await _create(client, owner, "a")
+    source = await create_thread(client, owner, "a")
     key = _key()
     first = await client.post(f"{source}/fork", headers={**owner, "Idempotency-Key": f'"{key}"'})
     assert first.status_code == 201, first.text
@@ -134,7 +113,7 @@ async def test_quoted_and_bare_forms_are_one_key(
 async def test_without_a_key_every_post_writes(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    source = await _create(client, owner, "a")
+    source = await create_thread(client, owner, "a")
     ids = {(await client.post(f"{source}/fork", headers=owner)).json()["id"] for _ in range(2)}
     assert len(ids) == 2
 
@@ -145,8 +124,8 @@ async def test_without_a_key_every_post_writes(
 async def test_one_key_for_another_request_is_422(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    source = await _create(client, owner, "a", "b")
-    other = await _create(client, owner, "c")
+    source = await create_thread(client, owner, "a", "b")
+    other = await create_thread(client, owner, "c")
     key = _key()
     headers = {**owner, "Idempotency-Key": key}
     assert (
@@ -167,7 +146,7 @@ async def test_one_key_for_another_request_is_422(
 async def test_one_key_with_another_if_match_is_422(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     headers = {**owner, "Idempotency-Key": _key()}
     body = {"messages": [{"role": "assistant", "content": "b"}]}
     ok = await client.post(f"{url}/messages", json=body, headers={**headers, "If-Match": '"1"'})
@@ -184,7 +163,7 @@ async def test_one_key_with_another_if_match_is_422(
 async def test_malformed_keys_are_400(
     client: httpx.AsyncClient, owner: dict[str, str], value: bytes
 ) -> None:
-    source = await _create(client, owner, "a")
+    source = await create_thread(client, owner, "a")
     headers = [*owner.items(), ("Idempotency-Key", value)]
     response = await client.post(f"{source}/fork", headers=headers)
     assert response.status_code == 400, response.text
@@ -195,7 +174,7 @@ async def test_malformed_keys_are_400(
 async def test_two_key_lines_are_400_and_255_characters_are_fine(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    source = await _create(client, owner, "a")
+    source = await create_thread(client, owner, "a")
     two = [*owner.items(), ("Idempotency-Key", "a"), ("Idempotency-Key", "b")]
     assert (await client.post(f"{source}/fork", headers=two)).status_code == 400
     longest = {**owner, "Idempotency-Key": "k" * 255}
@@ -215,7 +194,7 @@ async def test_users_with_one_key_are_independent(
 ) -> None:
     org = new_org("acme")
     alice, bob = auth(new_user("alice"), org=org), auth(new_user("bob"), org=org)
-    shared = await _create(client, alice, "a", visibility="organization")
+    shared = await create_thread(client, alice, "a", visibility="organization")
     key = _key()
     forks = []
     for headers in (alice, bob):
@@ -227,7 +206,7 @@ async def test_users_with_one_key_are_independent(
         forks.append(response.json())
     assert forks[0]["id"] != forks[1]["id"]
     assert forks[1]["owner_id"] != forks[0]["owner_id"]
-    own = await _create(client, bob, "b")  # bob's key is his: another request of his is 422
+    own = await create_thread(client, bob, "b")  # bob's key is his: another request of his is 422
     response = await client.post(f"{own}/fork", headers={**bob, "Idempotency-Key": key})
     assert response.status_code == 422
 
@@ -238,7 +217,7 @@ async def test_users_with_one_key_are_independent(
 async def test_a_refused_request_is_not_stored_so_its_retry_can_succeed(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     headers = {**owner, "If-Match": '"2"', "Idempotency-Key": _key()}
     body = {"messages": [{"role": "assistant", "content": "b"}]}
     refused = await client.post(f"{url}/messages", json=body, headers=headers)
@@ -291,7 +270,7 @@ async def _duplicates_while_blocked(
 async def test_concurrent_duplicate_forks_fork_once(
     client: httpx.AsyncClient, owner: dict[str, str], db: asyncpg.Connection
 ) -> None:
-    source = await _create(client, owner, "a")
+    source = await create_thread(client, owner, "a")
     headers = {**owner, "Idempotency-Key": _key()}
     responses = await _duplicates_while_blocked(
         db,
@@ -307,7 +286,7 @@ async def test_concurrent_duplicate_forks_fork_once(
 async def test_concurrent_duplicate_appends_append_once(
     client: httpx.AsyncClient, owner: dict[str, str], db: asyncpg.Connection
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     thread_uuid = ThreadId.parse(url.rsplit("/", 1)[1]).uuid
     headers = {**owner, "If-Match": '"1"', "Idempotency-Key": _key()}
     body = {"messages": [{"role": "assistant", "content": "b"}]}
@@ -349,7 +328,7 @@ async def _age(db: asyncpg.Connection, key: str, hours: float) -> None:
 async def test_an_expired_key_no_longer_replays(
     client: httpx.AsyncClient, owner: dict[str, str], db: asyncpg.Connection
 ) -> None:
-    source = await _create(client, owner, "a", "b")
+    source = await create_thread(client, owner, "a", "b")
     key = _key()
     headers = {**owner, "Idempotency-Key": key}
     assert (await client.post(f"{source}/fork", headers=headers)).status_code == 201
@@ -365,7 +344,7 @@ async def test_an_expired_key_no_longer_replays(
 async def test_expired_keys_are_purged(
     purging_client: httpx.AsyncClient, owner: dict[str, str], db: asyncpg.Connection
 ) -> None:
-    source = await _create(purging_client, owner, "a")
+    source = await create_thread(purging_client, owner, "a")
     old, fresh = _key(), _key()
     for key in (old, fresh):
         headers = {**owner, "Idempotency-Key": key}

@@ -60,6 +60,11 @@ CELLS = [
     for caller in CALLERS
     for i, kind in enumerate(KINDS)
 ]
+FORK_CELLS = [
+    pytest.param(caller, kind, FORKS[caller][i], id=f"{caller}-{kind}")
+    for caller in FORKS
+    for i, kind in enumerate(KINDS)
+]
 WRITES = ("put", "patch", "delete", "append")
 SUCCESS = {"put": 200, "patch": 200, "delete": 204, "append": 200}
 
@@ -199,14 +204,7 @@ async def test_write_follows_access_table(
     assert after.json()["message_count"] == 1
 
 
-@pytest.mark.parametrize(
-    ("caller", "kind", "cell"),
-    [
-        pytest.param(caller, kind, FORKS[caller][i], id=f"{caller}-{kind}")
-        for caller in FORKS
-        for i, kind in enumerate(KINDS)
-    ],
-)
+@pytest.mark.parametrize(("caller", "kind", "cell"), FORK_CELLS)
 async def test_fork_follows_access_table(
     client: httpx.AsyncClient, people: People, caller: str, kind: str, cell: str
 ) -> None:
@@ -226,14 +224,7 @@ async def test_fork_follows_access_table(
     assert (await owner_view(client, people, tid)).json()["version"] == 1
 
 
-@pytest.mark.parametrize(
-    ("caller", "kind", "cell"),
-    [
-        pytest.param(caller, kind, FORKS[caller][i], id=f"{caller}-{kind}")
-        for caller in FORKS
-        for i, kind in enumerate(KINDS)
-    ],
-)
+@pytest.mark.parametrize(("caller", "kind", "cell"), FORK_CELLS)
 async def test_fork_made_on_the_client_follows_the_same_table(
     client: httpx.AsyncClient, people: People, caller: str, kind: str, cell: str
 ) -> None:

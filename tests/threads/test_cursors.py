@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from app.auth import create_token
 from app.config import Settings
 from app.main import create_app
-from tests.servers import uvicorn_server
+from tests.servers import app_env, uvicorn_server
 
 #: name -> (path, extra query parameters); each is walked by a caller who can see two rows.
 LISTINGS = {
@@ -328,15 +328,8 @@ RAW_QUERIES = ["cursor=%FF%FE", "cursor=%zz", "cursor=%00", "cursor=a&cursor=%C3
 @pytest.fixture(scope="module")
 def served(database_url: str, settings: Settings) -> Iterator[tuple[str, dict[str, str]]]:
     """A uvicorn process serving the app, and an admin's headers."""
-    assert settings.jwt_secret is not None
-    env = {
-        "LOOMSYNC_DATABASE_URL": database_url,
-        "LOOMSYNC_JWT_SECRET": settings.jwt_secret.get_secret_value(),
-        "LOOMSYNC_LOG_LEVEL": "warning",
-        "LOOMSYNC_RATE_LIMIT": "off",
-    }
     token = create_token(settings, f"raw-{uuid.uuid4().hex[:10]}", roles=["admin"])
-    with uvicorn_server(env) as running:
+    with uvicorn_server(app_env(database_url, settings)) as running:
         yield running.base_url, {"Authorization": f"Bearer {token}"}
 
 

@@ -9,31 +9,7 @@ import pytest
 
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
-
-
-def _doc(tid: ThreadId | None = None, *texts: str, **fields: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "conversation": {"messages": [{"role": "user", "content": t} for t in texts]}
-    }
-    if tid is not None:
-        doc["id"] = tid
-    return {**doc, **fields}
-
-
-@pytest.fixture
-def owner(auth: TokenFactory, new_user, new_org) -> dict[str, str]:
-    return auth(new_user("owner"), org=new_org("acme"))
-
-
-async def _create(
-    client: httpx.AsyncClient, headers: dict[str, str], *texts: str, **fields: Any
-) -> str:
-    tid = ThreadId.new()
-    response = await client.put(
-        f"/api/threads/{tid}", json=_doc(tid, *texts, **fields), headers=headers
-    )
-    assert response.status_code == 201, response.text
-    return f"/api/threads/{tid}"
+from tests.documents import create_thread, thread_doc
 
 
 @pytest.mark.parametrize(
@@ -51,8 +27,10 @@ async def _create(
 async def test_if_match_forms_on_put(
     client: httpx.AsyncClient, owner: dict[str, str], if_match: str, status: int
 ) -> None:
-    url = await _create(client, owner, "a")
-    response = await client.put(url, json=_doc(None, "b"), headers={**owner, "If-Match": if_match})
+    url = await create_thread(client, owner, "a")
+    response = await client.put(
+        url, json=thread_doc(None, "b"), headers={**owner, "If-Match": if_match}
+    )
     assert response.status_code == status, response.text
 
 
@@ -60,8 +38,10 @@ async def test_if_match_forms_on_put(
 async def test_unparsable_if_match_is_400(
     client: httpx.AsyncClient, owner: dict[str, str], if_match: str
 ) -> None:
-    url = await _create(client, owner, "a")
-    response = await client.put(url, json=_doc(None, "b"), headers={**owner, "If-Match": if_match})
+    url = await create_thread(client, owner, "a")
+    response = await client.put(
+        url, json=thread_doc(None, "b"), headers={**owner, "If-Match": if_match}
+    )
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["code"] == "invalid_request"
@@ -70,10 +50,10 @@ async def test_unparsable_if_match_is_400(
 async def test_body_version_is_the_base_without_if_match(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
-    stale = await client.put(url, json=_doc(None, "b", version=0), headers=owner)
+    url = await create_thread(client, owner, "a")
+    stale = await client.put(url, json=thread_doc(None, "b", version=0), headers=owner)
     assert stale.status_code == 409
-    fresh = await client.put(url, json=_doc(None, "b", version=1), headers=owner)
+    fresh = await client.put(url, json=thread_doc(None, "b", version=1), headers=owner)
     assert fresh.status_code == 200
     assert fresh.json()["version"] == 2
 
@@ -81,9 +61,11 @@ async def test_body_version_is_the_base_without_if_match(
 async def test_stale_if_match_returns_409_with_current_thread(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "first")
-    await client.put(url, json=_doc(None, "second"), headers={**owner, "If-Match": '"1"'})
-    response = await client.put(url, json=_doc(None, "third"), headers={**owner, "If-Match": '"1"'})
+    url = await create_thread(client, owner, "first")
+    await client.put(url, json=thread_doc(None, "second"), headers={**owner, "If-Match": '"1"'})
+    response = await client.put(
+        url, json=thread_doc(None, "third"), headers={**owner, "If-Match": '"1"'}
+    )
     assert response.status_code == 409
     problem = response.json()
     assert problem["title"] == "Version conflict"
@@ -97,7 +79,7 @@ async def test_put_with_nonzero_base_on_missing_thread_is_409(
 ) -> None:
     tid = ThreadId.new()
     response = await client.put(
-        f"/api/threads/{tid}", json=_doc(tid, "a"), headers={**owner, "If-Match": '"3"'}
+        f"/api/threads/{tid}", json=thread_doc(tid, "a"), headers={**owner, "If-Match": '"3"'}
     )
     assert response.status_code == 409
     assert response.json()["server_version"] == 0
@@ -107,7 +89,7 @@ async def test_put_with_nonzero_base_on_missing_thread_is_409(
 async def test_post_without_id_makes_uuidv7_id(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    response = await client.post("/api/threads", json=_doc(None, "hello"), headers=owner)
+    response = await client.post("/api/threads", json=thread_doc(None, "hello"), headers=owner)
     assert response.status_code == 201
     body = response.json()
     tid = ThreadId.parse(body["id"])
@@ -120,16 +102,18 @@ async def test_post_without_id_makes_uuidv7_id(
 async def test_post_with_existing_id_is_409(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     tid = url.rsplit("/", 1)[1]
-    response = await client.post("/api/threads", json=_doc(ThreadId.parse(tid), "b"), headers=owner)
+    response = await client.post(
+        "/api/threads", json=thread_doc(ThreadId.parse(tid), "b"), headers=owner
+    )
     assert response.status_code == 409
 
 
 async def test_server_fields_on_input_are_ignored(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(
+    url = await create_thread(
         client,
         owner,
         "a",
@@ -148,7 +132,7 @@ async def test_server_fields_on_input_are_ignored(
 async def test_append_adds_messages_and_state_without_resending(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "one", git_commits=["aaaaaaa1"])
+    url = await create_thread(client, owner, "one", git_commits=["aaaaaaa1"])
     body = {
         "messages": [{"role": "assistant", "content": "two"}, {"role": "user", "content": "three"}],
         "agent_state": {"kind": "calling_llm", "retries": 1},
@@ -171,7 +155,7 @@ async def test_append_adds_messages_and_state_without_resending(
 async def test_append_without_if_match_is_428(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "one")
+    url = await create_thread(client, owner, "one")
     response = await client.post(f"{url}/messages", json={"messages": []}, headers=owner)
     assert response.status_code == 428
     assert response.json()["code"] == "precondition_required"
@@ -180,7 +164,7 @@ async def test_append_without_if_match_is_428(
 async def test_append_with_unknown_field_is_422_and_changes_nothing(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "one")
+    url = await create_thread(client, owner, "one")
     body = {"messages": [{"role": "user", "content": "x"}], "surprise": 1}
     response = await client.post(f"{url}/messages", json=body, headers={**owner, "If-Match": '"1"'})
     assert response.status_code == 422
@@ -192,7 +176,7 @@ async def test_append_with_unknown_field_is_422_and_changes_nothing(
 async def test_patch_merges_metadata_and_sets_visibility(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(
+    url = await create_thread(
         client,
         owner,
         "a",
@@ -218,7 +202,7 @@ async def test_patch_merges_metadata_and_sets_visibility(
 async def test_patch_archived_hides_from_default_list(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     archived = await client.patch(url, json={"archived": True}, headers=owner)
     assert archived.json()["archived_at"] is not None
     listing = (await client.get("/api/threads", headers=owner)).json()
@@ -246,7 +230,7 @@ async def test_patch_archived_hides_from_default_list(
 async def test_invalid_patch_is_422_and_changes_nothing(
     client: httpx.AsyncClient, owner: dict[str, str], patch: dict[str, Any]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     response = await client.patch(url, json=patch, headers=owner)
     assert response.status_code == 422, response.text
     assert (await client.get(url, headers=owner)).json()["version"] == 1
@@ -255,7 +239,7 @@ async def test_invalid_patch_is_422_and_changes_nothing(
 async def test_patch_with_stale_if_match_is_409(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     await client.patch(url, json={"visibility": "public"}, headers=owner)
     response = await client.patch(
         url, json={"visibility": "private"}, headers={**owner, "If-Match": '"1"'}
@@ -266,7 +250,9 @@ async def test_patch_with_stale_if_match_is_409(
 async def test_fork_copies_prefix_into_private_thread(
     client: httpx.AsyncClient, owner: dict[str, str], auth: TokenFactory, new_user
 ) -> None:
-    url = await _create(client, owner, "a", "b", "c", visibility="public", git_commits=["abcdef12"])
+    url = await create_thread(
+        client, owner, "a", "b", "c", visibility="public", git_commits=["abcdef12"]
+    )
     forker = auth(new_user("forker"), org="elsewhere")
     response = await client.post(f"{url}/fork", json={"up_to": 2}, headers=forker)
     assert response.status_code == 201, response.text
@@ -285,7 +271,7 @@ async def test_fork_copies_prefix_into_private_thread(
 
 
 async def test_fork_past_the_end_is_422(client: httpx.AsyncClient, owner: dict[str, str]) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     assert (await client.post(f"{url}/fork", json={"up_to": 5}, headers=owner)).status_code == 422
     assert (await client.post(f"{url}/fork", json={"up_to": -1}, headers=owner)).status_code == 422
 
@@ -293,13 +279,13 @@ async def test_fork_past_the_end_is_422(client: httpx.AsyncClient, owner: dict[s
 async def test_delete_is_soft_then_410_everywhere(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     assert (await client.delete(url, headers=owner)).status_code == 204
     assert (await client.get(url, headers=owner)).status_code == 410
     assert (
-        await client.put(url, json=_doc(None, "b"), headers={**owner, "If-Match": '"2"'})
+        await client.put(url, json=thread_doc(None, "b"), headers={**owner, "If-Match": '"2"'})
     ).status_code == 410
-    assert (await client.put(url, json=_doc(None, "b"), headers=owner)).status_code == 410
+    assert (await client.put(url, json=thread_doc(None, "b"), headers=owner)).status_code == 410
     assert (
         await client.patch(url, json={"visibility": "public"}, headers=owner)
     ).status_code == 410
@@ -313,14 +299,14 @@ async def test_delete_is_soft_then_410_everywhere(
     assert url.rsplit("/", 1)[1] not in [t["id"] for t in listing["threads"]]
     tid = ThreadId.parse(url.rsplit("/", 1)[1])
     assert (
-        await client.post("/api/threads", json=_doc(tid, "again"), headers=owner)
+        await client.post("/api/threads", json=thread_doc(tid, "again"), headers=owner)
     ).status_code == 409
 
 
 async def test_delete_with_stale_if_match_is_409(
     client: httpx.AsyncClient, owner: dict[str, str]
 ) -> None:
-    url = await _create(client, owner, "a")
+    url = await create_thread(client, owner, "a")
     assert (await client.delete(url, headers={**owner, "If-Match": '"7"'})).status_code == 409
     assert (await client.get(url, headers=owner)).status_code == 200
 
