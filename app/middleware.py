@@ -153,6 +153,12 @@ class TimeoutMiddleware:
         self.app = app
         self.seconds = seconds
         self.body_seconds = body_seconds
+        #: The limit a slow body runs into first, and its setting (for the 408's detail).
+        self.body_limit = (
+            (body_seconds, "LOOMSYNC_BODY_TIMEOUT")
+            if body_seconds and (not seconds or body_seconds < seconds)
+            else (seconds, "LOOMSYNC_REQUEST_TIMEOUT")
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not (self.seconds or self.body_seconds):
@@ -161,9 +167,7 @@ class TimeoutMiddleware:
         tracking_send = ResponseTracker(send)
         now = asyncio.get_running_loop().time()
         deadline = now + self.seconds if self.seconds else None
-        body_deadline = now + self.body_seconds if self.body_seconds else None
-        if deadline is not None and body_deadline is not None:
-            body_deadline = min(deadline, body_deadline)
+        body_deadline = now + self.body_limit[0]
         limit = asyncio.timeout(deadline)
         reading_body = False  # still True after the limit cancelled a read of the body
         body_done = False
@@ -177,7 +181,7 @@ class TimeoutMiddleware:
             if body_done:
                 return await receive()
             reading_body = True
-            reschedule(body_deadline or deadline)
+            reschedule(body_deadline)
             message = await receive()
             reading_body = False
             reschedule(deadline)
@@ -198,8 +202,7 @@ class TimeoutMiddleware:
     ) -> None:
         target = logged_target(scope)
         if while_reading_body:
-            limit = "LOOMSYNC_BODY_TIMEOUT" if self.body_seconds else "LOOMSYNC_REQUEST_TIMEOUT"
-            seconds = self.body_seconds or self.seconds
+            seconds, limit = self.body_limit
             log.warning("request body too slow (%s s): %s %s", seconds, scope["method"], target)
             response = RequestTimeout(
                 f"The request body did not arrive within {seconds:g} seconds ({limit})."

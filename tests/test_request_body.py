@@ -161,3 +161,4 @@ def test_body_read_past_the_request_timeout_is_408_too(
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:300]
     problem = json.loads(answer.partition(b"\r\n\r\n")[2])
     assert (problem["status"], problem["code"]) == (408, "request_timeout")
+    assert "within 1 seconds (LOOMSYNC_REQUEST_TIMEOUT)" in problem["detail"]
