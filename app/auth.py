@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -21,6 +22,11 @@ log = logging.getLogger(__name__)
 
 ROLE_ADMIN = "admin"
 ROLE_SUPPORT = "support"
+#: The roles the server gives a meaning to (API.md section 3); any other is carried, unused.
+KNOWN_ROLES = frozenset({ROLE_ADMIN, ROLE_SUPPORT})
+#: How far in the future a token's ``iat`` may be, in seconds: clocks drift, tokens minted
+#: later than now do not exist.
+IAT_LEEWAY_SECONDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +138,20 @@ class TokenVerifier:
             Unauthorized: bad signature or algorithm, expired, ``exp``/``sub`` missing, a claim
                 out of bounds (:func:`_principal_from_claims`), ``iss``/``aud`` missing or
                 wrong when configured, or present when not: a token minted for another service
-                does not open this one (API.md section 3).
+                does not open this one (API.md section 3); a header with ``crit``: this server
+                understands no JWS extension, and RFC 7515 section 4.1.11 says a token marking
+                one critical must then be refused (jose does not check it); an ``iat`` that is
+                not a number or lies more than :data:`IAT_LEEWAY_SECONDS` in the future.
         """
         try:
             header = jwt.get_unverified_header(token)
         except JWTError as exc:
             raise Unauthorized("The bearer token is malformed.") from exc
+        if "crit" in header:
+            raise Unauthorized(
+                "The token's header marks extensions critical ('crit') that this server does not"
+                " understand (RFC 7515 section 4.1.11)."
+            )
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.algorithms:
             raise Unauthorized("The token's algorithm is not accepted.")
@@ -166,7 +180,27 @@ class TokenVerifier:
             raise Unauthorized("The bearer token is invalid.") from exc
         if self.issuer is None and "iss" in claims:
             raise Unauthorized("The token names an issuer; this server is configured with none.")
+        _check_issued_at(claims)
         return _principal_from_claims(claims)
+
+
+def _check_issued_at(claims: dict[str, Any]) -> None:
+    """Refuse an ``iat`` that is not a JSON number (RFC 7519 section 2, NumericDate; jose lets
+    ``"123"`` and ``NaN`` through) or that is more than :data:`IAT_LEEWAY_SECONDS` ahead of this
+    server's clock (a token "issued" next year was not issued by a sane signer).
+
+    Raises:
+        Unauthorized: 401 ``invalid_token``.
+    """
+    if "iat" not in claims:
+        return
+    iat = claims["iat"]
+    if isinstance(iat, bool) or not isinstance(iat, (int, float)) or not math.isfinite(iat):
+        raise Unauthorized("The token's 'iat' claim must be a number of seconds (NumericDate).")
+    if iat > time.time() + IAT_LEEWAY_SECONDS:
+        raise Unauthorized(
+            f"The token's 'iat' claim is more than {IAT_LEEWAY_SECONDS} seconds in the future."
+        )
 
 
 #: Longest ``sub`` and ``org`` claim, in characters (API.md section 3): they are stored, indexed

@@ -14,8 +14,9 @@ from typing import Annotated, Any
 import typer
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
+from rich.markup import escape
 
-from app.auth import claims_problem, create_token, unscoped_key_warning
+from app.auth import KNOWN_ROLES, claims_problem, create_token, unscoped_key_warning
 from app.config import Settings
 from app.database import (
     embedded_secret,
@@ -36,18 +37,32 @@ log = logging.getLogger(__name__)
 
 _TTL = re.compile(r"^(\d+)([smhdw]?)$", re.ASCII)
 _TTL_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: The longest lifetime ``token create`` mints: 10 years (3650 days). A longer one is a token
+#: that never expires in practice (``99999999999d`` put ``exp`` past year 9999).
+MAX_TTL_DAYS = 3650
+MAX_TTL_SECONDS = MAX_TTL_DAYS * 86400
 
 
 def parse_ttl(value: str) -> int:
-    """``30d``, ``12h``, ``90m``, ``45s``, ``2w`` or plain seconds → seconds.
+    """``30d``, ``12h``, ``90m``, ``45s``, ``2w`` or plain seconds → seconds, at most
+    :data:`MAX_TTL_SECONDS`.
 
     Raises:
-        typer.BadParameter: any other form, or zero.
+        typer.BadParameter: any other form, zero, or over 10 years (exit status 2).
     """
     match = _TTL.match(value.strip())
-    if not match or int(match.group(1)) == 0:
-        raise typer.BadParameter("use a positive number with s, m, h, d or w (e.g. 30d)")
-    return int(match.group(1)) * _TTL_UNITS[match.group(2)]
+    if not match or not match.group(1).strip("0"):
+        raise typer.BadParameter(
+            "use a positive number with s, m, h, d or w (e.g. 30d)", param_hint="'--ttl'"
+        )
+    digits, unit = match.group(1).lstrip("0"), match.group(2)
+    # the digit count first: int() of thousands of digits is slow, or refused outright
+    if len(digits) > len(str(MAX_TTL_SECONDS)) or int(digits) * _TTL_UNITS[unit] > MAX_TTL_SECONDS:
+        raise typer.BadParameter(
+            f"a token lives at most 10 years ({MAX_TTL_DAYS}d); mint a new one when it expires",
+            param_hint="'--ttl'",
+        )
+    return int(digits) * _TTL_UNITS[unit]
 
 
 def _settings() -> Settings:
@@ -208,6 +223,11 @@ def token_create(
     if problem is not None:  # the server would refuse the token (API.md section 3)
         console.print(f"[red]{problem}: the server refuses such a token.[/red]")
         raise typer.Exit(2)
+    for unknown in sorted(set(role or []) - KNOWN_ROLES):
+        console.print(
+            f"[yellow]Warning: role {escape(repr(unknown))} means nothing to the server; only"
+            f" {' and '.join(sorted(KNOWN_ROLES))} do. The token carries it all the same.[/yellow]"
+        )
     if settings.jwt_secret is None and not settings.async_database_url:
         secret_file = settings.data_dir / "jwt_secret"
         if not secret_file.exists():

@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     request_timeout: float = Field(default=60.0, ge=0)
+    body_timeout: float = Field(default=30.0, ge=0)
     idempotency_key_ttl: float = Field(default=24 * 3600.0, gt=0)
     idempotency_purge_interval: float = Field(default=600.0, ge=0)
     rate_limit: str = "1200/minute"

@@ -28,6 +28,7 @@ _STATUS_CODES = {
     404: ("not_found", "Not found"),
     405: ("method_not_allowed", "Method not allowed"),
     406: ("not_acceptable", "Not acceptable"),
+    408: ("request_timeout", "Request timeout"),
     409: ("version_conflict", "Version conflict"),
     410: ("gone", "Gone"),
     413: ("payload_too_large", "Payload too large"),
@@ -134,6 +135,17 @@ class NotFound(AppError):
     """404: no such thread, or one the caller may not read (API.md §4)."""
 
     status, code, title = 404, "not_found", "Not found"
+
+
+class RequestTimeout(AppError):
+    """408: the request body did not arrive in time (``LOOMSYNC_BODY_TIMEOUT``); the
+    connection is closed (RFC 9110 section 15.5.9)."""
+
+    status, code, title = 408, "request_timeout", "Request timeout"
+
+    def headers(self) -> dict[str, str]:
+        """``Connection: close``: the rest of the body is not awaited."""
+        return {"Connection": "close"}
 
 
 class Conflict(AppError):

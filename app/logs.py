@@ -8,6 +8,10 @@ Logged values are client input (a path may hold ``%0a``, ``%1b``, ``%00``), so b
 escape control characters in every value they write (:func:`escape_controls`): one record is
 one line, a forged second line or a terminal escape sequence never reaches the log. Doing it
 in the formatters means no log call can forget.
+
+A request's path is logged as the client sent it, still percent-encoded
+(:func:`logged_target`): decoded, ``%20`` would be a space and the path could imitate the
+fields after it (``GET /x%0a200%20OK`` once logged as ``GET /x\x0a200 OK 404 …``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import textwrap
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
+
+from starlette.types import Scope
 
 from app.config import Settings
 
@@ -56,6 +63,24 @@ def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
     """
     pattern = _CONTROL_BUT_NEWLINE if keep_newlines else _CONTROL
     return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+#: Bytes of a request target written as they are: printable ASCII but space, ``"`` and ``\\``
+#: (``%`` too, so that what the client encoded stays as it encoded it).
+_TARGET_SAFE = bytes(c for c in range(0x21, 0x7F) if c not in b'"\\').decode()
+
+
+def logged_target(scope: Scope) -> str:
+    """The path of an ASGI HTTP ``scope`` as logged: the raw path the client sent
+    (``scope["raw_path"]``, still percent-encoded; the decoded ``path`` UTF-8 encoded when a
+    server gives no raw path), with every byte outside printable ASCII, and space, ``"`` and
+    ``\\``, percent-encoded (``%0A``, ``%20``, ``%22``). The result never holds a space, a quote
+    or a control character, so it cannot pass for the fields logged after it.
+    """
+    raw = scope.get("raw_path")
+    if not isinstance(raw, bytes) or not raw:
+        raw = str(scope.get("path", "")).encode("utf-8", "surrogateescape")
+    return quote(raw, safe=_TARGET_SAFE)
 
 
 def _escaped_value(value: Any) -> Any:

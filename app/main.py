@@ -36,7 +36,8 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     (the embedded server passes its own). The engine opens and closes with the app's lifespan.
 
     Middleware, outermost first: request id (and its logging context), metrics and the access
-    log, security headers, the request time limit, the 500 boundary, the body limit.
+    log, security headers, the request and body time limits, the 500 boundary (and clients that
+    disconnect), the body limit.
 
     Raises:
         ValueError: no database URL at all.
@@ -79,7 +80,11 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     redirect_slashes_relatively(app.router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ErrorBoundaryMiddleware)
-    app.add_middleware(TimeoutMiddleware, seconds=settings.request_timeout)
+    app.add_middleware(
+        TimeoutMiddleware,
+        seconds=settings.request_timeout,
+        body_seconds=settings.body_timeout,
+    )
     app.add_middleware(SecurityHeadersMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, routes=app.router.routes)
     app.add_middleware(RequestIdMiddleware)

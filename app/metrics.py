@@ -11,7 +11,10 @@ the benchmarks (bench/README.md) report as server time.
 
 ``route`` is the route template (``/api/threads/{thread_id}``), never the raw path, so that
 thread ids do not explode the number of series; paths no route matches count as ``unmatched``,
-and methods other than :data:`METHODS` as ``other``.
+and methods other than :data:`METHODS` as ``other``. A request whose client went away before
+its response began counts (and is logged) as status 499 (``CLIENT_CLOSED_REQUEST``), never
+as an error of the server's. The access line writes the path as the client sent it
+(:func:`app.logs.logged_target`).
 Each app has its own registry: the numbers are this process's (docs/operations.md).
 """
 
@@ -31,6 +34,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.logs import logged_target
+from app.middleware import CLIENT_CLOSED_REQUEST, client_closed
 from app.routes import ApiRouter, template_of
 
 access_log = logging.getLogger("app.access")
@@ -129,6 +134,8 @@ class MetricsMiddleware:
             await self.app(scope, receive, recording_send)
         finally:
             self.metrics.in_progress.dec()
+            if client_closed(scope):
+                status = CLIENT_CLOSED_REQUEST
             self._record(scope, status, time.perf_counter() - started)
 
     def _record(self, scope: Scope, status: int, seconds: float) -> None:
@@ -138,16 +145,17 @@ class MetricsMiddleware:
         self.metrics.requests.labels(*labels).inc()
         self.metrics.latency.labels(*labels).observe(seconds)
         client = scope.get("client")
+        target = logged_target(scope)
         access_log.log(
             logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO,
             "%s %s %s %.1f ms",
             method,
-            scope["path"],
+            target,
             status,
             seconds * 1000,
             extra={
                 "method": method,
-                "path": scope["path"],
+                "path": target,
                 "route": route,
                 "status": status,
                 "duration_ms": round(seconds * 1000, 3),

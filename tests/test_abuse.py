@@ -106,10 +106,15 @@ def asyncpg_dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+@pytest.mark.parametrize("body_timeout", [30.0, 0.5])  # a body read in time lifts its limit
 async def test_request_stuck_on_the_database_is_503_at_the_time_limit(
-    settings: Settings, database_url: str, auth: TokenFactory, new_user: Callable[[str], str]
+    settings: Settings,
+    database_url: str,
+    auth: TokenFactory,
+    new_user: Callable[[str], str],
+    body_timeout: float,
 ) -> None:
-    quick = settings.model_copy(update={"request_timeout": 1.0})
+    quick = settings.model_copy(update={"request_timeout": 1.0, "body_timeout": body_timeout})
     me = auth(new_user("patient"))
     async with serving(quick) as (app, client):
         tid = ThreadId.new()

@@ -2,7 +2,12 @@
 ``sub``, ``org`` or ``roles`` is empty, too long or of the wrong type, or that names an audience
 or issuer this server is not configured with, is a 401 ``invalid_token``, never a 500 and never a
 way in; ``token create`` refuses what the server would refuse; ``serve`` warns when a public key
-verifies tokens that no audience or issuer scopes to this server."""
+verifies tokens that no audience or issuer scopes to this server.
+
+Also refused: a header marking any extension critical (``crit``, RFC 7515 section 4.1.11: this
+server understands none), an ``iat`` over a minute in the future or not a number; and
+``token create`` mints no token living over 10 years, and warns about a role that means
+nothing to the server."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,6 +70,10 @@ BAD_CLAIMS: dict[str, dict[str, Any]] = {
     "audience_list_not_configured": {"aud": ["another-service", "loomsync"]},
     "issuer_not_configured": {"iss": "https://id.example.test"},
     "issuer_null_not_configured": {"iss": None},
+    "iat_a_day_ahead": {"iat": int(time.time()) + 86400},
+    "iat_past_year_9999": {"iat": 10**30},
+    "iat_string": {"iat": str(int(time.time()))},
+    "iat_infinite": {"iat": float("inf")},
 }
 
 
@@ -246,3 +256,69 @@ def test_serve_warns_at_start_up_when_a_jwks_has_no_audience_or_issuer(
     assert "WARNING" in output
     assert "LOOMSYNC_JWT_AUDIENCE and LOOMSYNC_JWT_ISSUER unset" in output
     assert "minted for another service" in output
+
+
+async def test_iat_within_a_minute_of_now_is_accepted(
+    client: httpx.AsyncClient, settings: Settings, new_user: Callable[[str], str]
+) -> None:
+    for iat in (int(time.time()) + 30, time.time() - 86400.5):  # a fast clock; a float
+        headers = signed(settings, sub=new_user("clock"), iat=iat)
+        assert (await client.get("/api/threads", headers=headers)).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        pytest.param({"crit": ["exp"]}, id="registered_claim"),
+        pytest.param({"crit": ["x-loom"], "x-loom": True}, id="private_extension"),
+        pytest.param({"crit": ["b64"], "b64": True}, id="b64_rfc7797"),
+        pytest.param({"crit": []}, id="empty_list"),
+        pytest.param({"crit": "exp"}, id="not_a_list"),
+    ],
+)
+async def test_token_with_critical_header_extension_is_refused(
+    client: httpx.AsyncClient, settings: Settings, header: dict[str, Any]
+) -> None:
+    assert settings.jwt_secret is not None
+    token = jwt.encode(
+        claims(), settings.jwt_secret.get_secret_value(), algorithm="HS256", headers=header
+    )
+    assert jwt.get_unverified_header(token)["crit"] == header["crit"]
+    headers = {"Authorization": f"Bearer {token}"}
+    assert_invalid_token(await client.get("/api/threads", headers=headers))
+    assert_invalid_token(await client.post("/api/threads", json={}, headers=headers))
+
+
+@pytest.mark.parametrize("ttl", ["99999999999d", "3651d", "522w", "315360001", "9" * 5000 + "s"])
+def test_cli_token_create_refuses_a_lifetime_over_ten_years(settings: Settings, ttl: str) -> None:
+    args = ["token", "create", "--sub", "x", "--ttl", ttl]
+    result = CliRunner().invoke(cli, args, env=token_env(settings))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert "at most 10 years (3650d)" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_token_of_ten_years_is_minted(settings: Settings) -> None:
+    args = ["token", "create", "--sub", "x", "--ttl", "3650d"]
+    result = CliRunner().invoke(cli, args, env=token_env(settings))
+    assert result.exit_code == 0, result.output
+    payload = jwt.get_unverified_claims(result.stdout.strip())
+    assert payload["exp"] - payload["iat"] == 3650 * 86400
+
+
+def test_cli_token_create_warns_of_roles_without_meaning_and_mints(settings: Settings) -> None:
+    args = ["token", "create", "--sub", "x", "--role", "bogus", "--role", "admin"]
+    result = CliRunner().invoke(cli, args, env=token_env(settings))
+    assert result.exit_code == 0, result.output
+    assert jwt.get_unverified_claims(result.stdout.strip())["roles"] == ["bogus", "admin"]
+    warning = " ".join(result.stderr.split())
+    assert "Warning: role 'bogus' means nothing to the server; only admin and support do" in (
+        warning
+    )
+    assert "'admin'" not in warning
+    quiet = CliRunner().invoke(
+        cli, ["token", "create", "--sub", "x", "--role", "support"], env=token_env(settings)
+    )
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
