@@ -6,7 +6,8 @@ tests/test_schema_fuzz.py, checks every answer against it):
 - body and problem models that routes parse or render themselves are registered;
 - FastAPI's 422 schema is replaced by problem JSON (API.md §7);
 - answers that middleware or shared dependencies give on any route are listed on every route
-  they can reach: 401 (bad token) and 429 (rate limit) on ``/api``, 413 wherever a body is
+  they can reach: 408 and 431 (slow or oversized request head, app/protocol.py, and a slow
+  body) everywhere, 401 (bad token) and 429 (rate limit) on ``/api``, 413 wherever a body is
   read, 503 (database down, request timed out) everywhere but ``/health``; 429 and 503 with
   ``Retry-After``;
 - inputs are described as strictly as the server checks them: optional headers are strings
@@ -116,7 +117,7 @@ def _add_shared_responses(path: str, operation: dict[str, Any]) -> None:
     responses = operation.setdefault("responses", {})
     if "422" in responses:
         responses["422"] = _problem_422()
-    shared: list[int] = []
+    shared: list[int] = [408, 431]  # app/protocol.py answers them before any route is chosen
     if path.startswith("/api/"):
         shared += [401, 429]
     if "requestBody" in operation:
