@@ -19,7 +19,7 @@ from rich.text import Text
 
 from loomsync import codec, jsontext
 from loomsync.export import header_facts
-from loomsync.model import Message, Thread
+from loomsync.model import Message, Thread, format_utc_minute
 from loomsync.resume import Resumed
 from loomsync.summary import SearchHit, SyncOutcome, ThreadSummary
 from loomsync.syncstate import PendingEntry
@@ -32,8 +32,12 @@ _LINE_BREAK = re.compile(r"\r\n|[\n\r\t\u2028\u2029]")
 
 
 def when(value: datetime | None) -> str:
-    """``2026-01-02 16:39`` (UTC), or ``-``."""
-    return f"{value:%Y-%m-%d %H:%M}" if value else "-"
+    """``2026-01-02 16:39`` (UTC, to the minute), or ``-``.
+
+    See :func:`loomsync.model.format_utc_minute` (four-digit year: ``strftime`` writes year 1
+    as ``1``).
+    """
+    return format_utc_minute(value) if value else "-"
 
 
 def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None) -> Table:
