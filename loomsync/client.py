@@ -81,6 +81,20 @@ def _retry_after(response: httpx.Response) -> float | None:
     return float(value) if value.isdigit() else None
 
 
+def problem_message(status: int, title: object, detail: str) -> str:
+    """One line for a server problem (API.md section 7): ``not found: No such thread (404)``.
+
+    ``title`` is the problem's ``title`` (else the HTTP reason phrase), lower-cased, said once:
+    with no ``detail``, or one that only repeats the title, the line is ``not found (404)``. A
+    final full stop of the detail is dropped, since the status follows it.
+    """
+    what = str(title or "").strip().lower() or f"HTTP {status}"
+    said = detail.strip().removesuffix(".")
+    if not said or said.lower() == what:
+        return f"{what} ({status})"
+    return f"{what}: {said} ({status})"
+
+
 def error_for(response: httpx.Response, thread_id: str | None, base: int | None) -> SyncError:
     """The :class:`SyncError` for a non-2xx response (problem JSON of API.md section 7)."""
     try:
@@ -100,7 +114,7 @@ def error_for(response: httpx.Response, thread_id: str | None, base: int | None)
         "request_id": response.headers.get("x-request-id"),
         "retry_after": _retry_after(response),
     }
-    message = f"{request.method} {request.url.path}: {status} {problem.get('title') or response.reason_phrase}: {detail}"
+    message = problem_message(status, problem.get("title") or response.reason_phrase, detail)
     if status in (401, 403):
         return AuthError(message, **context)
     if status == 404:
@@ -434,4 +448,5 @@ __all__ = [
     "ThreadSyncClient",
     "error_for",
     "platform_tag",
+    "problem_message",
 ]

@@ -127,7 +127,9 @@ class SyncError(LoomsyncError):
         request_id: str | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message)
+        # Not super(): for RemoteNotFoundError and GoneError that is ThreadNotFoundError, which
+        # would wrap the message as "thread <message> not found".
+        LoomsyncError.__init__(self, message)
         self.method = method
         self.url = url
         self.status = status
