@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import platform
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
 import tenacity
 
-from loomsync import codec, idempotency
+from loomsync import codec, idempotency, responses
 from loomsync._version import __version__
 from loomsync.config import ClientConfig
 from loomsync.errors import (
@@ -39,11 +40,13 @@ from loomsync.errors import (
     SyncError,
 )
 from loomsync.model import Message, Thread
+from loomsync.responses import SkippedEntry
 from loomsync.summary import ArchivedFilter, SearchHit, ThreadSummary
 
 Scope = Literal["mine", "visible"]
 RETRYABLE_STATUSES = frozenset({408, 429})
 MAX_DETAIL_CHARS = 300
+_PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z -]*")
 
 
 def platform_tag() -> str:
@@ -62,18 +65,21 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class ThreadPage:
-    """One page of a listing; pass ``next_cursor`` back for the next (None: last page)."""
+    """One page of a listing; pass ``next_cursor`` back for the next (None: last page).
+    ``skipped``: entries the client could not use (an id that is not a thread id, ...)."""
 
     threads: list[ThreadSummary]
     next_cursor: str | None
+    skipped: list[SkippedEntry] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class SearchPage:
-    """One page of search hits, best first."""
+    """One page of search hits, best first; ``skipped`` as in :class:`ThreadPage`."""
 
     hits: list[SearchHit]
     next_cursor: str | None
+    skipped: list[SkippedEntry] = field(default_factory=list)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -84,15 +90,27 @@ def _retry_after(response: httpx.Response) -> float | None:
 def problem_message(status: int, title: object, detail: str) -> str:
     """One line for a server problem (API.md section 7): ``not found: No such thread (404)``.
 
-    ``title`` is the problem's ``title`` (else the HTTP reason phrase), lower-cased, said once:
-    with no ``detail``, or one that only repeats the title, the line is ``not found (404)``. A
-    final full stop of the detail is dropped, since the status follows it.
+    ``title`` is the problem's ``title`` (else the HTTP reason phrase), said once: lower-cased
+    when it is plain words (``Not Found``), else only its first letter. With no ``detail``, or
+    one that only repeats the title, the line is ``not found (404)``. A final full stop of the
+    detail is dropped, since the status follows it; nothing else of either is changed.
     """
-    what = str(title or "").strip().lower() or f"HTTP {status}"
-    said = detail.strip().removesuffix(".")
-    if not said or said.lower() == what:
+    what = str(title or "") or f"HTTP {status}"
+    what = what.lower() if _PLAIN_WORDS.fullmatch(what) else what[:1].lower() + what[1:]
+    said = detail.removesuffix(".")
+    if not said.strip() or said.strip().lower() == what.lower():
         return f"{what} ({status})"
     return f"{what}: {said} ({status})"
+
+
+def _current(document: object) -> Thread | None:
+    """A 409's ``current`` thread, or None when it is absent or not a valid thread."""
+    if not isinstance(document, dict):
+        return None
+    try:
+        return codec.decode_thread(document)
+    except ValueError:
+        return None
 
 
 def error_for(response: httpx.Response, thread_id: str | None, base: int | None) -> SyncError:
@@ -109,7 +127,7 @@ def error_for(response: httpx.Response, thread_id: str | None, base: int | None)
         "method": request.method,
         "url": str(request.url),
         "status": status,
-        "code": problem.get("code"),
+        "code": code if isinstance(code := problem.get("code"), str) else None,
         "detail": detail,
         "request_id": response.headers.get("x-request-id"),
         "retry_after": _retry_after(response),
@@ -120,12 +138,12 @@ def error_for(response: httpx.Response, thread_id: str | None, base: int | None)
     if status == 404:
         return RemoteNotFoundError(thread_id or "", message, **context)
     if status == 409:
-        current = problem.get("current")
+        version = problem.get("server_version")
         return ConflictError(
             message,
             local_version=base,
-            server_version=problem.get("server_version"),
-            current=codec.decode_thread(current) if isinstance(current, dict) else None,
+            server_version=version if type(version) is int else None,
+            current=_current(problem.get("current")),
             **context,
         )
     if status == 410:
@@ -296,7 +314,10 @@ class ThreadSyncClient:
     def get_thread(self, thread_id: str) -> Thread:
         """``GET /api/threads/{id}``; ``version`` is the server's."""
         response = self.request("GET", f"/api/threads/{thread_id}", thread_id=thread_id)
-        return codec.decode_thread(response.content)
+        thread = responses.thread(response)
+        if str(thread.id) != thread_id:  # saved under its own id, it would overwrite another
+            raise responses.invalid(response, f"asked for {thread_id}, got {thread.id}")
+        return thread
 
     def put_thread(self, thread: Thread, *, base_version: int) -> Thread:
         """``PUT /api/threads/{id}`` with ``If-Match: "<base_version>"`` (0 creates).
@@ -316,7 +337,7 @@ class ThreadSyncClient:
             if_match=base_version,
             thread_id=str(thread.id),
         )
-        return codec.decode_thread(response.content)
+        return responses.thread(response)
 
     def append_messages(
         self,
@@ -347,8 +368,8 @@ class ThreadSyncClient:
             thread_id=thread_id,
             idempotency_key=idempotency.append_key(thread_id, base_version, content),
         )
-        raw = data.json()
-        return AppendResult(str(raw["id"]), int(raw["version"]), int(raw["message_count"]))
+        raw = responses.json_object(data, id=str, version=int, message_count=int)
+        return AppendResult(raw["id"], raw["version"], raw["message_count"])
 
     def patch_thread(
         self, thread_id: str, patch: Mapping[str, Any], *, base_version: int | None = None
@@ -361,7 +382,7 @@ class ThreadSyncClient:
             if_match=base_version,
             thread_id=thread_id,
         )
-        return codec.decode_thread(response.content)
+        return responses.thread(response)
 
     def fork_thread(
         self, thread_id: str, *, up_to: int | None = None, idempotency_key: str | None = None
@@ -375,7 +396,7 @@ class ThreadSyncClient:
         response = self.request(
             "POST", path, body=body, thread_id=thread_id, idempotency_key=idempotency_key
         )
-        return codec.decode_thread(response.content)
+        return responses.thread(response)
 
     def delete_thread(self, thread_id: str) -> None:
         """``DELETE /api/threads/{id}`` (soft delete)."""
@@ -392,9 +413,10 @@ class ThreadSyncClient:
     ) -> ThreadPage:
         """``GET /api/threads``: one page of summaries, newest activity first."""
         params = {"limit": limit, "cursor": cursor, "workspace": workspace, "scope": scope}
-        raw = self.request("GET", "/api/threads", params={**params, "archived": archived}).json()
-        rows = [ThreadSummary.model_validate(r) for r in raw["threads"]]
-        return ThreadPage(rows, raw.get("next_cursor"))
+        response = self.request("GET", "/api/threads", params={**params, "archived": archived})
+        raw = responses.json_object(response, threads=list)
+        rows, skipped = responses.summaries(raw["threads"])
+        return ThreadPage(rows, responses.next_cursor(response, raw), skipped)
 
     def iter_threads(
         self,
@@ -403,13 +425,18 @@ class ThreadSyncClient:
         workspace: str | None = None,
         scope: Scope = "mine",
         archived: ArchivedFilter = "false",
+        on_skipped: Callable[[SkippedEntry], None] | None = None,
     ) -> Iterator[ThreadSummary]:
-        """Every summary, page by page (``page_size`` 1-200)."""
+        """Every summary, page by page (``page_size`` 1-200); each entry the client cannot use
+        goes to ``on_skipped`` (default: left out silently)."""
         cursor: str | None = None
         while True:
             page = self.list_threads(
                 limit=page_size, cursor=cursor, workspace=workspace, scope=scope, archived=archived
             )
+            for entry in page.skipped:
+                if on_skipped is not None:
+                    on_skipped(entry)
             yield from page.threads
             if page.next_cursor is None:
                 return
@@ -429,9 +456,10 @@ class ThreadSyncClient:
         """``GET /api/threads/search``: ranked hits with snippets."""
         params = {"q": query, "limit": limit, "cursor": cursor, "syntax": syntax}
         params.update(workspace=workspace, scope=scope, archived=archived)
-        raw = self.request("GET", "/api/threads/search", params=params).json()
-        hits = [SearchHit.model_validate(h) for h in raw["hits"]]
-        return SearchPage(hits, raw.get("next_cursor"))
+        response = self.request("GET", "/api/threads/search", params=params)
+        raw = responses.json_object(response, hits=list)
+        hits, skipped = responses.hits(raw["hits"])
+        return SearchPage(hits, responses.next_cursor(response, raw), skipped)
 
     def health(self) -> bool:
         """True if ``GET /health`` answers 200 (one attempt, no retries)."""

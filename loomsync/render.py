@@ -203,7 +203,7 @@ def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableT
         f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {failed}, "
         f"forked {count.get('forked', 0)}; {left} still pending."
     )
-    notable = ("forked", "gone", "failed", "pending")
+    notable = ("forked", "gone", "failed", "pending", "skipped")
     return [head, *(outcome_line(o) for o in outcomes if o.status in notable)]
 
 
@@ -214,11 +214,11 @@ def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
 
 
 def outcome_line(outcome: SyncOutcome) -> Text:
-    """One line for a notable sync outcome (forked, gone, failed, pending)."""
+    """One line for a notable sync outcome (forked, gone, failed, pending, skipped)."""
     style = {"forked": "yellow", "gone": "yellow", "failed": "red", "pending": "yellow"}.get(
-        outcome.status, "green"
+        outcome.status, "yellow" if outcome.status == "skipped" else "green"
     )
-    line = Text(f"{outcome.thread_id} ", style="cyan")
+    line = Text(printable(outcome.thread_id) + " ", style="cyan")  # a skipped one is raw
     line.append(outcome.status, style=f"bold {style}")
     if outcome.detail:
         line.append(": " + printable(outcome.detail))
