@@ -42,6 +42,7 @@ from loomsync.errors import (
 from loomsync.model import Message, Thread
 from loomsync.responses import SkippedEntry
 from loomsync.summary import ArchivedFilter, SearchHit, ThreadSummary
+from loomsync.terminal import clip
 
 Scope = Literal["mine", "visible"]
 RETRYABLE_STATUSES = frozenset({408, 429})
@@ -121,7 +122,7 @@ def error_for(response: httpx.Response, thread_id: str | None, base: int | None)
         problem = None
     problem = problem if isinstance(problem, dict) else {}
     status = response.status_code
-    detail = str(problem.get("detail") or response.reason_phrase or "")[:MAX_DETAIL_CHARS]
+    detail = clip(str(problem.get("detail") or response.reason_phrase or ""), MAX_DETAIL_CHARS)
     request = response.request
     context: dict[str, Any] = {
         "method": request.method,

@@ -23,7 +23,7 @@ from loomsync.model import Message, Thread, format_utc_minute
 from loomsync.resume import Resumed
 from loomsync.summary import SearchHit, SyncOutcome, ThreadSummary
 from loomsync.syncstate import PendingEntry
-from loomsync.terminal import json_text, printable
+from loomsync.terminal import clip, json_text, printable
 
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
@@ -122,7 +122,7 @@ def _arguments(arguments: object, full: bool) -> str:
         if isinstance(arguments, str)
         else jsontext.dumps(arguments, separators=(", ", ": "))
     )
-    return text if full or len(text) <= ARGUMENT_CHARS else text[:ARGUMENT_CHARS] + "…"
+    return text if full else clip(text, ARGUMENT_CHARS)
 
 
 def _message(message: Message, full: bool) -> list[RenderableType]:

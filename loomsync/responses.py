@@ -25,6 +25,7 @@ from loomsync.errors import InvalidResponseError
 from loomsync.ids import InvalidThreadId, ThreadId
 from loomsync.model import Thread
 from loomsync.summary import SearchHit, ThreadSummary
+from loomsync.terminal import clip
 
 _MAX_SHOWN = 80  # characters of a bad id named in a message
 Row = TypeVar("Row", bound=BaseModel)
@@ -114,7 +115,7 @@ def thread(response: httpx.Response) -> Thread:
 
 def _shown(value: object) -> str:
     text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN] + "…"
+    return clip(text, _MAX_SHOWN)
 
 
 def _first_error(exc: ValidationError) -> str:
