@@ -7,7 +7,8 @@
   DELETE name their base version (If-Match), so one that did land answers 409 instead of
   applying twice; every POST carries an ``Idempotency-Key`` (:mod:`loomsync.idempotency`), the
   same on each retry, so the server answers a retry with the first answer.
-- Errors map to :mod:`loomsync.errors`; a 409 carries the server's copy of the thread.
+- Errors map to :mod:`loomsync.errors` (:mod:`loomsync.problems`); a 409 carries the server's
+  copy of the thread. 2xx bodies are read by :mod:`loomsync.responses`, trusting nothing.
 - A thread with ``is_private = true`` is refused before any byte is sent.
 """
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import platform
 import random
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,26 +28,17 @@ from loomsync import codec, idempotency, responses
 from loomsync._version import __version__
 from loomsync.config import ClientConfig
 from loomsync.errors import (
-    AuthError,
     ConfigError,
-    ConflictError,
-    GoneError,
     NetworkError,
     PrivateThreadError,
-    RefusedError,
-    RemoteNotFoundError,
-    ServerError,
     SyncError,
 )
 from loomsync.model import Message, Thread
+from loomsync.problems import error_for
 from loomsync.responses import SkippedEntry
 from loomsync.summary import ArchivedFilter, SearchHit, ThreadSummary
-from loomsync.terminal import clip
 
 Scope = Literal["mine", "visible"]
-RETRYABLE_STATUSES = frozenset({408, 429})
-MAX_DETAIL_CHARS = 300
-_PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z -]*")
 
 
 def platform_tag() -> str:
@@ -81,77 +72,6 @@ class SearchPage:
     hits: list[SearchHit]
     next_cursor: str | None
     skipped: list[SkippedEntry] = field(default_factory=list)
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "")
-    return float(value) if value.isdigit() else None
-
-
-def problem_message(status: int, title: object, detail: str) -> str:
-    """One line for a server problem (API.md section 7): ``not found: No such thread (404)``.
-
-    ``title`` is the problem's ``title`` (else the HTTP reason phrase), said once: lower-cased
-    when it is plain words (``Not Found``), else only its first letter. With no ``detail``, or
-    one that only repeats the title, the line is ``not found (404)``. A final full stop of the
-    detail is dropped, since the status follows it; nothing else of either is changed.
-    """
-    what = str(title or "") or f"HTTP {status}"
-    what = what.lower() if _PLAIN_WORDS.fullmatch(what) else what[:1].lower() + what[1:]
-    said = detail.removesuffix(".")
-    if not said.strip() or said.strip().lower() == what.lower():
-        return f"{what} ({status})"
-    return f"{what}: {said} ({status})"
-
-
-def _current(document: object) -> Thread | None:
-    """A 409's ``current`` thread, or None when it is absent or not a valid thread."""
-    if not isinstance(document, dict):
-        return None
-    try:
-        return codec.decode_thread(document)
-    except ValueError:
-        return None
-
-
-def error_for(response: httpx.Response, thread_id: str | None, base: int | None) -> SyncError:
-    """The :class:`SyncError` for a non-2xx response (problem JSON of API.md section 7)."""
-    try:
-        problem = codec.loads(response.content)  # a 409's thread keeps its numbers' text
-    except (ValueError, RecursionError):
-        problem = None
-    problem = problem if isinstance(problem, dict) else {}
-    status = response.status_code
-    detail = clip(str(problem.get("detail") or response.reason_phrase or ""), MAX_DETAIL_CHARS)
-    request = response.request
-    context: dict[str, Any] = {
-        "method": request.method,
-        "url": str(request.url),
-        "status": status,
-        "code": code if isinstance(code := problem.get("code"), str) else None,
-        "detail": detail,
-        "request_id": response.headers.get("x-request-id"),
-        "retry_after": _retry_after(response),
-    }
-    message = problem_message(status, problem.get("title") or response.reason_phrase, detail)
-    if status in (401, 403):
-        return AuthError(message, **context)
-    if status == 404:
-        return RemoteNotFoundError(thread_id or "", message, **context)
-    if status == 409:
-        version = problem.get("server_version")
-        return ConflictError(
-            message,
-            local_version=base,
-            server_version=version if type(version) is int else None,
-            current=_current(problem.get("current")),
-            **context,
-        )
-    if status == 410:
-        return GoneError(thread_id or "", message, **context)
-    if status in RETRYABLE_STATUSES or status >= 500:
-        return ServerError(message, **context)
-    return RefusedError(message, **context)
 
 
 def _is_retryable(error: BaseException) -> bool:
@@ -477,5 +397,4 @@ __all__ = [
     "ThreadSyncClient",
     "error_for",
     "platform_tag",
-    "problem_message",
 ]
