@@ -13,6 +13,7 @@ a pydantic ``ValidationError``:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ from loomsync.model import Thread
 from loomsync.summary import SearchHit, ThreadSummary
 from loomsync.terminal import clip
 
+log = logging.getLogger(__name__)
 _MAX_SHOWN = 80  # characters of a bad id named in a message
 Row = TypeVar("Row", bound=BaseModel)
 
@@ -130,7 +132,8 @@ def rows(
     """Validate each item of a page as ``model``; ``summary_of(row)`` is its thread summary,
     whose ``id`` must be a thread id (``T-<uuid>``, :class:`loomsync.ids.ThreadId`).
 
-    Returns the usable rows in order, and a :class:`SkippedEntry` for each other item.
+    Returns the usable rows in order, and a :class:`SkippedEntry` for each other item (each
+    also logged as a warning, for callers that drop the list).
     """
     good: list[Row] = []
     skipped: list[SkippedEntry] = []
@@ -147,6 +150,8 @@ def rows(
             skipped.append(SkippedEntry(name, "not a thread id"))
             continue
         good.append(row)
+    for entry in skipped:
+        log.warning("%s", entry)
     return good, skipped
 
 

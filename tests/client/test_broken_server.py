@@ -18,7 +18,14 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from loomsync import InvalidResponseError, SyncError, Thread, ThreadSyncClient, codec
+from loomsync import (
+    InvalidResponseError,
+    RemoteThreadStore,
+    SyncError,
+    Thread,
+    ThreadSyncClient,
+    codec,
+)
 from loomsync.ids import ThreadId
 from loomsync.terminal import printable
 from tests.client.conftest import Person
@@ -181,3 +188,19 @@ def test_the_sdk_error_carries_the_request_and_status(
     assert not error.retryable
     assert (error.method, error.status, error.detail) == ("GET", 200, "'threads' is str")
     assert httpx.URL(error.url or "").path == "/api/threads"
+
+
+def test_the_sdk_leaves_out_and_logs_an_unusable_entry(
+    broken: tuple[str, dict[str, tuple[int, bytes]]], caplog: pytest.LogCaptureFixture
+) -> None:
+    url, routes = broken
+    routes["/api/threads"] = (200, page(summary(TRAVERSAL), summary(GOOD)))
+    client = ThreadSyncClient(url, "t", retries=0)
+    listed = client.list_threads()
+    assert [row.id for row in listed.threads] == [GOOD]
+    assert [(e.id, e.reason) for e in listed.skipped] == [(TRAVERSAL, "not a thread id")]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="loomsync"):
+        rows = RemoteThreadStore(client).list()
+    assert [row.id for row in rows] == [GOOD]
+    assert caplog.messages == [f"skipped entry {TRAVERSAL!r} from the server: not a thread id"]
