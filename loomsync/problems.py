@@ -27,6 +27,7 @@ from loomsync.terminal import clip
 
 RETRYABLE_STATUSES = frozenset({408, 429})
 MAX_DETAIL_CHARS = 300
+MAX_TITLE_CHARS = 80
 _PLAIN_WORDS = re.compile(r"[A-Za-z][A-Za-z -]*")
 
 
@@ -38,12 +39,13 @@ def _retry_after(response: httpx.Response) -> float | None:
 def problem_message(status: int, title: object, detail: str) -> str:
     """One line for a server problem (API.md section 7): ``not found: No such thread (404)``.
 
-    ``title`` is the problem's ``title`` (else the HTTP reason phrase), said once: lower-cased
-    when it is plain words (``Not Found``), else only its first letter. With no ``detail``, or
-    one that only repeats the title, the line is ``not found (404)``. A final full stop of the
-    detail is dropped, since the status follows it; nothing else of either is changed.
+    ``title`` is the problem's ``title`` (else the HTTP reason phrase; cut to
+    :data:`MAX_TITLE_CHARS` shown characters), said once: lower-cased when it is plain words
+    (``Not Found``), else only its first letter. With no ``detail``, or one that only repeats
+    the title, the line is ``not found (404)``. A final full stop of the detail is dropped,
+    since the status follows it; nothing else of either is changed.
     """
-    what = str(title or "") or f"HTTP {status}"
+    what = clip(str(title or ""), MAX_TITLE_CHARS) or f"HTTP {status}"
     what = what.lower() if _PLAIN_WORDS.fullmatch(what) else what[:1].lower() + what[1:]
     said = detail.removesuffix(".")
     if not said.strip() or said.strip().lower() == what.lower():
@@ -101,4 +103,10 @@ def error_for(response: httpx.Response, thread_id: str | None, base: int | None)
     return RefusedError(message, **context)
 
 
-__all__ = ["MAX_DETAIL_CHARS", "RETRYABLE_STATUSES", "error_for", "problem_message"]
+__all__ = [
+    "MAX_DETAIL_CHARS",
+    "MAX_TITLE_CHARS",
+    "RETRYABLE_STATUSES",
+    "error_for",
+    "problem_message",
+]
