@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -161,16 +161,14 @@ def list_threads(
     with _store() as store:
         if server:
             client = _require_login(store)
-            rows = client.list_threads(
-                limit=min(limit, 200), workspace=workspace, archived=which
-            ).threads
-            sync = None
+            page = client.list_threads(limit=min(limit, 200), workspace=workspace, archived=which)
+            rows, sync = page.threads, None
+            _warn(str(entry) for entry in page.skipped)
         else:
             rows = store.list(limit=limit, workspace=workspace, archived=which)
             entries = store.status()
             sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
-            for problem in store.local.problems:
-                errors.print(Text.assemble(("warning:", "yellow"), " ", printable(str(problem))))
+            _warn(str(problem) for problem in store.local.problems)
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)
@@ -178,6 +176,12 @@ def list_threads(
         console.print("No threads." if server else "No threads yet.")
     else:
         console.print(render.thread_table(rows, sync))
+
+
+def _warn(lines: Iterable[str]) -> None:
+    """Each line (raw text) as a yellow ``warning:`` line on stderr, made printable."""
+    for line in lines:
+        errors.print(Text.assemble(("warning:", "yellow"), " ", printable(line)))
 
 
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
@@ -219,6 +223,7 @@ def search(
     if as_json:
         render.print_json(console, results.model_dump(mode="json"))
         return
+    _warn(results.skipped)
     if results.fallback_reason:
         reason = printable(results.fallback_reason)
         errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))

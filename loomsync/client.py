@@ -7,7 +7,8 @@
   DELETE name their base version (If-Match), so one that did land answers 409 instead of
   applying twice; every POST carries an ``Idempotency-Key`` (:mod:`loomsync.idempotency`), the
   same on each retry, so the server answers a retry with the first answer.
-- Errors map to :mod:`loomsync.errors`; a 409 carries the server's copy of the thread.
+- Errors map to :mod:`loomsync.errors` (:mod:`loomsync.problems`); a 409 carries the server's
+  copy of the thread. 2xx bodies are read by :mod:`loomsync.responses`, trusting nothing.
 - A thread with ``is_private = true`` is refused before any byte is sent.
 """
 
@@ -17,33 +18,27 @@ import platform
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
 import tenacity
 
-from loomsync import codec, idempotency
+from loomsync import codec, idempotency, responses
 from loomsync._version import __version__
 from loomsync.config import ClientConfig
 from loomsync.errors import (
-    AuthError,
     ConfigError,
-    ConflictError,
-    GoneError,
     NetworkError,
     PrivateThreadError,
-    RefusedError,
-    RemoteNotFoundError,
-    ServerError,
     SyncError,
 )
 from loomsync.model import Message, Thread
+from loomsync.problems import error_for
+from loomsync.responses import SkippedEntry
 from loomsync.summary import ArchivedFilter, SearchHit, ThreadSummary
 
 Scope = Literal["mine", "visible"]
-RETRYABLE_STATUSES = frozenset({408, 429})
-MAX_DETAIL_CHARS = 300
 
 
 def platform_tag() -> str:
@@ -62,63 +57,21 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class ThreadPage:
-    """One page of a listing; pass ``next_cursor`` back for the next (None: last page)."""
+    """One page of a listing; pass ``next_cursor`` back for the next (None: last page).
+    ``skipped``: entries the client could not use (an id that is not a thread id, ...)."""
 
     threads: list[ThreadSummary]
     next_cursor: str | None
+    skipped: list[SkippedEntry] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class SearchPage:
-    """One page of search hits, best first."""
+    """One page of search hits, best first; ``skipped`` as in :class:`ThreadPage`."""
 
     hits: list[SearchHit]
     next_cursor: str | None
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "")
-    return float(value) if value.isdigit() else None
-
-
-def error_for(response: httpx.Response, thread_id: str | None, base: int | None) -> SyncError:
-    """The :class:`SyncError` for a non-2xx response (problem JSON of API.md section 7)."""
-    try:
-        problem = codec.loads(response.content)  # a 409's thread keeps its numbers' text
-    except (ValueError, RecursionError):
-        problem = None
-    problem = problem if isinstance(problem, dict) else {}
-    status = response.status_code
-    detail = str(problem.get("detail") or response.reason_phrase or "")[:MAX_DETAIL_CHARS]
-    request = response.request
-    context: dict[str, Any] = {
-        "method": request.method,
-        "url": str(request.url),
-        "status": status,
-        "code": problem.get("code"),
-        "detail": detail,
-        "request_id": response.headers.get("x-request-id"),
-        "retry_after": _retry_after(response),
-    }
-    message = f"{request.method} {request.url.path}: {status} {problem.get('title') or response.reason_phrase}: {detail}"
-    if status in (401, 403):
-        return AuthError(message, **context)
-    if status == 404:
-        return RemoteNotFoundError(thread_id or "", message, **context)
-    if status == 409:
-        current = problem.get("current")
-        return ConflictError(
-            message,
-            local_version=base,
-            server_version=problem.get("server_version"),
-            current=codec.decode_thread(current) if isinstance(current, dict) else None,
-            **context,
-        )
-    if status == 410:
-        return GoneError(thread_id or "", message, **context)
-    if status in RETRYABLE_STATUSES or status >= 500:
-        return ServerError(message, **context)
-    return RefusedError(message, **context)
+    skipped: list[SkippedEntry] = field(default_factory=list)
 
 
 def _is_retryable(error: BaseException) -> bool:
@@ -282,7 +235,10 @@ class ThreadSyncClient:
     def get_thread(self, thread_id: str) -> Thread:
         """``GET /api/threads/{id}``; ``version`` is the server's."""
         response = self.request("GET", f"/api/threads/{thread_id}", thread_id=thread_id)
-        return codec.decode_thread(response.content)
+        thread = responses.thread(response)
+        if str(thread.id) != thread_id:  # saved under its own id, it would overwrite another
+            raise responses.invalid(response, f"asked for {thread_id}, got {thread.id}")
+        return thread
 
     def put_thread(self, thread: Thread, *, base_version: int) -> Thread:
         """``PUT /api/threads/{id}`` with ``If-Match: "<base_version>"`` (0 creates).
@@ -302,7 +258,7 @@ class ThreadSyncClient:
             if_match=base_version,
             thread_id=str(thread.id),
         )
-        return codec.decode_thread(response.content)
+        return responses.thread(response)
 
     def append_messages(
         self,
@@ -333,8 +289,8 @@ class ThreadSyncClient:
             thread_id=thread_id,
             idempotency_key=idempotency.append_key(thread_id, base_version, content),
         )
-        raw = data.json()
-        return AppendResult(str(raw["id"]), int(raw["version"]), int(raw["message_count"]))
+        raw = responses.json_object(data, id=str, version=int, message_count=int)
+        return AppendResult(raw["id"], raw["version"], raw["message_count"])
 
     def patch_thread(
         self, thread_id: str, patch: Mapping[str, Any], *, base_version: int | None = None
@@ -347,7 +303,7 @@ class ThreadSyncClient:
             if_match=base_version,
             thread_id=thread_id,
         )
-        return codec.decode_thread(response.content)
+        return responses.thread(response)
 
     def fork_thread(
         self, thread_id: str, *, up_to: int | None = None, idempotency_key: str | None = None
@@ -361,7 +317,7 @@ class ThreadSyncClient:
         response = self.request(
             "POST", path, body=body, thread_id=thread_id, idempotency_key=idempotency_key
         )
-        return codec.decode_thread(response.content)
+        return responses.thread(response)
 
     def delete_thread(self, thread_id: str) -> None:
         """``DELETE /api/threads/{id}`` (soft delete)."""
@@ -378,9 +334,10 @@ class ThreadSyncClient:
     ) -> ThreadPage:
         """``GET /api/threads``: one page of summaries, newest activity first."""
         params = {"limit": limit, "cursor": cursor, "workspace": workspace, "scope": scope}
-        raw = self.request("GET", "/api/threads", params={**params, "archived": archived}).json()
-        rows = [ThreadSummary.model_validate(r) for r in raw["threads"]]
-        return ThreadPage(rows, raw.get("next_cursor"))
+        response = self.request("GET", "/api/threads", params={**params, "archived": archived})
+        raw = responses.json_object(response, threads=list)
+        rows, skipped = responses.summaries(raw["threads"])
+        return ThreadPage(rows, responses.next_cursor(response, raw), skipped)
 
     def iter_threads(
         self,
@@ -389,13 +346,18 @@ class ThreadSyncClient:
         workspace: str | None = None,
         scope: Scope = "mine",
         archived: ArchivedFilter = "false",
+        on_skipped: Callable[[SkippedEntry], None] | None = None,
     ) -> Iterator[ThreadSummary]:
-        """Every summary, page by page (``page_size`` 1-200)."""
+        """Every summary, page by page (``page_size`` 1-200); each entry the client cannot use
+        goes to ``on_skipped`` (default: left out silently)."""
         cursor: str | None = None
         while True:
             page = self.list_threads(
                 limit=page_size, cursor=cursor, workspace=workspace, scope=scope, archived=archived
             )
+            for entry in page.skipped:
+                if on_skipped is not None:
+                    on_skipped(entry)
             yield from page.threads
             if page.next_cursor is None:
                 return
@@ -415,9 +377,10 @@ class ThreadSyncClient:
         """``GET /api/threads/search``: ranked hits with snippets."""
         params = {"q": query, "limit": limit, "cursor": cursor, "syntax": syntax}
         params.update(workspace=workspace, scope=scope, archived=archived)
-        raw = self.request("GET", "/api/threads/search", params=params).json()
-        hits = [SearchHit.model_validate(h) for h in raw["hits"]]
-        return SearchPage(hits, raw.get("next_cursor"))
+        response = self.request("GET", "/api/threads/search", params=params)
+        raw = responses.json_object(response, hits=list)
+        hits, skipped = responses.hits(raw["hits"])
+        return SearchPage(hits, responses.next_cursor(response, raw), skipped)
 
     def health(self) -> bool:
         """True if ``GET /health`` answers 200 (one attempt, no retries)."""

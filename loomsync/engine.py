@@ -32,6 +32,7 @@ from loomsync.errors import (
     ConflictError,
     CorruptThreadError,
     GoneError,
+    InvalidResponseError,
     NetworkError,
     RefusedError,
     RemoteNotFoundError,
@@ -44,6 +45,7 @@ from loomsync.ids import ThreadId
 from loomsync.index import Stamp, stamp_of
 from loomsync.merge import plan_push, resolve_conflict, sync_base
 from loomsync.model import Metadata, Thread
+from loomsync.responses import SkippedEntry
 from loomsync.store import LocalThreadStore
 from loomsync.summary import SyncOutcome
 from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
@@ -367,11 +369,19 @@ class SyncEngine:
         Threads with local changes not yet pushed, private threads and threads with queue
         entries are left to the push (which merges on 409). One listing request per 200
         threads, one GET per newer thread.
+
+        A broken or hostile server cannot stop the pull: a listed entry the client cannot use
+        (an id that is not a thread id, such as ``../../etc``) is reported ``"skipped"``, and a
+        thread whose GET answers an unusable body is reported ``"failed"``; the rest is pulled.
         """
         assert self.client is not None
         queued = {e.thread_id for e in self.queue.entries()}
         outcomes: list[SyncOutcome] = []
-        for summary in self.client.iter_threads(archived="any"):
+
+        def skip(entry: SkippedEntry) -> None:
+            outcomes.append(SyncOutcome(entry.id or "-", "skipped", op="pull", detail=entry.reason))
+
+        for summary in self.client.iter_threads(archived="any", on_skipped=skip):
             thread_id = summary.id
             state = self.states.get(thread_id)
             if thread_id in queued or (state.base and state.base.version >= summary.version):
@@ -397,6 +407,8 @@ class SyncEngine:
                 server = self.client.get_thread(thread_id)
                 if self.adopt(server, stamp):
                     outcomes.append(SyncOutcome(thread_id, "pulled", version=server.version))
+            except InvalidResponseError as exc:
+                outcomes.append(SyncOutcome(thread_id, "failed", op="pull", detail=str(exc)))
             finally:
                 lock.release()
         return outcomes

@@ -18,7 +18,8 @@
         ├── ConflictError           409, with the server's copy
         ├── GoneError               410, deleted on the server (also a ThreadNotFoundError)
         ├── RefusedError            400, 413, 422 and other 4xx: refused for good
-        └── ServerError             408, 429, 5xx still failing after the retries
+        ├── ServerError             408, 429, 5xx still failing after the retries
+        └── InvalidResponseError    a 2xx whose body is not what API.md says (broken server)
 """
 
 from __future__ import annotations
@@ -127,7 +128,9 @@ class SyncError(LoomsyncError):
         request_id: str | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message)
+        # Not super(): for RemoteNotFoundError and GoneError that is ThreadNotFoundError, which
+        # would wrap the message as "thread <message> not found".
+        LoomsyncError.__init__(self, message)
         self.method = method
         self.url = url
         self.status = status
@@ -211,6 +214,15 @@ class ServerError(SyncError):
         return True
 
 
+class InvalidResponseError(SyncError):
+    """The server answered 2xx with a body the client cannot use: not JSON, not an object,
+    a key of API.md section 6 missing or of the wrong type, a thread that does not validate.
+
+    ``status`` is the response's; ``detail`` says what is wrong (one line). Not retried: the
+    same server gives the same answer.
+    """
+
+
 __all__ = [
     "AuthError",
     "ConfigError",
@@ -218,6 +230,7 @@ __all__ = [
     "CorruptThreadError",
     "GoneError",
     "InvalidInputError",
+    "InvalidResponseError",
     "InvalidThreadFileError",
     "LoomsyncError",
     "NetworkError",

@@ -31,7 +31,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from loomsync import codec, jsontext
-from loomsync.model import Message, Thread
+from loomsync.model import Message, Thread, format_utc_minute
 from loomsync.terminal import json_text, printable
 
 ExportFormat = Literal["json", "markdown"]
@@ -135,7 +135,7 @@ def header_facts(thread: Thread) -> list[tuple[str, str]]:
     if thread.provider or thread.model:
         facts.append(("Model", " / ".join(p for p in (thread.provider, thread.model) if p)))
     if thread.created_at:
-        facts.append(("Created", f"{thread.created_at:%Y-%m-%d %H:%M} UTC"))
+        facts.append(("Created", f"{format_utc_minute(thread.created_at)} UTC"))
     if thread.metadata.tags:
         facts.append(("Tags", ", ".join(thread.metadata.tags)))
     facts.append(("Messages", str(len(thread.messages))))

@@ -72,6 +72,12 @@ def format_utc(value: datetime) -> str:
     return f"{base}.{micros:06d}Z"
 
 
+def format_utc_minute(value: datetime) -> str:
+    """``2026-01-02 16:39``: the UTC date and time of :func:`format_utc`, to the minute, for
+    people (the CLI's tables, transcript headers and exports). Four-digit year as there."""
+    return format_utc(value)[:16].replace("T", " ")
+
+
 #: A leap second, ``…:60`` with any fraction (RFC 3339 section 5.6 allows ``time-second`` 60).
 _LEAP_SECOND = re.compile(
     r"(?P<head>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:)60(?:[.,]\d+)?"
@@ -247,5 +253,6 @@ __all__ = [
     "Visibility",
     "clamp_leap_second",
     "format_utc",
+    "format_utc_minute",
     "to_utc",
 ]

@@ -19,11 +19,11 @@ from rich.text import Text
 
 from loomsync import codec, jsontext
 from loomsync.export import header_facts
-from loomsync.model import Message, Thread
+from loomsync.model import Message, Thread, format_utc_minute
 from loomsync.resume import Resumed
 from loomsync.summary import SearchHit, SyncOutcome, ThreadSummary
 from loomsync.syncstate import PendingEntry
-from loomsync.terminal import json_text, printable
+from loomsync.terminal import clip, json_text, printable
 
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
@@ -32,8 +32,12 @@ _LINE_BREAK = re.compile(r"\r\n|[\n\r\t\u2028\u2029]")
 
 
 def when(value: datetime | None) -> str:
-    """``2026-01-02 16:39`` (UTC), or ``-``."""
-    return f"{value:%Y-%m-%d %H:%M}" if value else "-"
+    """``2026-01-02 16:39`` (UTC, to the minute), or ``-``.
+
+    See :func:`loomsync.model.format_utc_minute` (four-digit year: ``strftime`` writes year 1
+    as ``1``).
+    """
+    return format_utc_minute(value) if value else "-"
 
 
 def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None) -> Table:
@@ -118,7 +122,7 @@ def _arguments(arguments: object, full: bool) -> str:
         if isinstance(arguments, str)
         else jsontext.dumps(arguments, separators=(", ", ": "))
     )
-    return text if full or len(text) <= ARGUMENT_CHARS else text[:ARGUMENT_CHARS] + "…"
+    return text if full else clip(text, ARGUMENT_CHARS)
 
 
 def _message(message: Message, full: bool) -> list[RenderableType]:
@@ -199,7 +203,7 @@ def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableT
         f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {failed}, "
         f"forked {count.get('forked', 0)}; {left} still pending."
     )
-    notable = ("forked", "gone", "failed", "pending")
+    notable = ("forked", "gone", "failed", "pending", "skipped")
     return [head, *(outcome_line(o) for o in outcomes if o.status in notable)]
 
 
@@ -210,11 +214,11 @@ def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
 
 
 def outcome_line(outcome: SyncOutcome) -> Text:
-    """One line for a notable sync outcome (forked, gone, failed, pending)."""
+    """One line for a notable sync outcome (forked, gone, failed, pending, skipped)."""
     style = {"forked": "yellow", "gone": "yellow", "failed": "red", "pending": "yellow"}.get(
-        outcome.status, "green"
+        outcome.status, "yellow" if outcome.status == "skipped" else "green"
     )
-    line = Text(f"{outcome.thread_id} ", style="cyan")
+    line = Text(printable(outcome.thread_id) + " ", style="cyan")  # a skipped one is raw
     line.append(outcome.status, style=f"bold {style}")
     if outcome.detail:
         line.append(": " + printable(outcome.detail))

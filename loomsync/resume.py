@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from loomsync.git import commits_between, read_git_state
-from loomsync.model import Thread
+from loomsync.model import Thread, format_utc_minute
 from loomsync.store import ThreadStore
 
 
@@ -68,7 +68,7 @@ class Resumed:
         thread, c = self.thread, self.changes
         title = f' "{thread.metadata.title}"' if thread.metadata.title else ""
         saved = thread.last_activity_at or thread.updated_at or thread.created_at
-        when = f", last saved {saved:%Y-%m-%d %H:%M} UTC" if isinstance(saved, datetime) else ""
+        when = f", last saved {format_utc_minute(saved)} UTC" if isinstance(saved, datetime) else ""
         lines = [f"Resuming thread {thread.id}{title} ({len(thread.messages)} messages{when})"]
         if c.workspace_changed:
             lines.append(f"- workspace changed: {c.previous_workspace} -> {c.workspace}")

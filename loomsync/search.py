@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from loomsync.model import Thread
 from loomsync.summary import SearchHit, ThreadSummary
+from loomsync.terminal import whole_units
 
 TITLE_WEIGHT = 4.0
 GIT_WEIGHT = 2.0
@@ -49,6 +50,7 @@ def _snippet(content: str, words: list[str]) -> str:
     first = min((i for i in (lowered.find(w) for w in words) if i >= 0), default=0)
     start = max(0, first - SNIPPET_CONTEXT)
     end = min(len(content), first + SNIPPET_CONTEXT * 2)
+    start, end = whole_units(content, start, end)  # never half an escape sequence
     window = content[start:end].replace("\x00", "")
     pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
     out: list[str] = []

@@ -113,6 +113,9 @@ class SearchResults(BaseModel):
     source: Literal["server", "local"] = "local"
     fallback_reason: str | None = None
     next_cursor: str | None = None
+    skipped: list[str] = Field(default_factory=list)
+    """Hits of the server's answer left out, one line each (``skipped entry '…' from the
+    server: not a thread id``): raw text, print it through ``printable``."""
 
 
 SyncStatus = Literal[
@@ -125,6 +128,7 @@ SyncStatus = Literal[
     "failed",  # refused for good (413, 422, corrupt file, ...); kept and reported
     "pending",  # not sent yet (offline, server error, not logged in); retried later
     "pulled",  # the server had a newer copy; it is now the local copy
+    "skipped",  # the server listed an entry the client cannot use (not a thread id, ...)
 ]
 
 

@@ -68,6 +68,51 @@ def printable(text: str, *, multiline: bool = False) -> str:
     return _ONE_LINE.sub(_escape, text)
 
 
+#: One unit a cut must keep whole: an ECMA-48 escape sequence (CSI ``ESC [ … final``, OSC
+#: ``ESC ] … BEL/ST``, their 8-bit forms ``\x9b``/``\x9d``, a two-character ``ESC x``), CRLF,
+#: or one character. Unterminated sequences fall apart into characters (nothing to keep).
+_UNIT = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]|\r\n|.",
+    re.S,
+)
+
+
+def clip(text: str, limit: int, *, multiline: bool = False) -> str:
+    """``text`` (raw) shortened so that :func:`printable` of it shows at most ``limit``
+    characters, then ``…``; unchanged when it fits.
+
+    The one place titles, cells and arguments are shortened. It cuts the raw text, so a visible
+    escape is never cut in half (``\\x1`` of ``\\x1b``), and it keeps an escape sequence whole or
+    leaves it out (``\\x1b[31m``, never ``\\x1b[3``): an escape counts the characters it shows.
+    """
+    if len(printable(text, multiline=multiline)) <= limit:
+        return text
+    kept: list[str] = []
+    shown = 0
+    for unit in _UNIT.finditer(text):
+        width = len(printable(unit.group(), multiline=multiline))
+        if shown + width > limit:
+            break
+        kept.append(unit.group())
+        shown += width
+    return "".join(kept) + "…"
+
+
+def whole_units(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` moved inward, as little as needed, so that ``text[start:end]`` cuts no
+    escape sequence of ``text`` (see :func:`clip`): for windows such as search snippets."""
+    for unit in _UNIT.finditer(text):
+        if unit.start() < start < unit.end():
+            start = unit.end()
+        if unit.start() < end < unit.end():
+            end = unit.start()
+        if unit.start() >= end:
+            break
+    return start, max(start, end)
+
+
 def json_text(data: bytes | str) -> str:
     """JSON text (UTF-8 bytes or str) with DEL, C1 controls, U+2028/U+2029 and bidi controls
     written as ``\\uXXXX`` escapes: the same JSON value (RFC 8259 section 7), inert on a terminal.
@@ -121,4 +166,4 @@ class TerminalConsole(Console):
         self.file.flush()
 
 
-__all__ = ["TerminalConsole", "json_text", "printable"]
+__all__ = ["TerminalConsole", "clip", "json_text", "printable", "whole_units"]

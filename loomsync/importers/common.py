@@ -30,6 +30,7 @@ from loomsync.model import (
     clamp_leap_second,
     to_utc,
 )
+from loomsync.terminal import clip
 
 #: Namespace of the name-based (UUIDv5) thread ids of sessions that carry no UUID of their own.
 #: Fixed forever: changing it would give every such session a new id on the next import.
@@ -263,13 +264,14 @@ _SPACE = re.compile(r"\s+")
 
 def clip_title(text: str | None) -> str | None:
     """A one-line title: whitespace collapsed, at most :data:`TITLE_LENGTH` characters
-    (longer ones are cut and end with "…"); None for blank text."""
+    as shown (longer ones are cut by :func:`loomsync.terminal.clip`, which keeps escape
+    sequences whole, and end with "…"); None for blank text."""
     if not text:
         return None
     line = _SPACE.sub(" ", text).strip()
     if not line:
         return None
-    return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH] + "…"
+    return clip(line, TITLE_LENGTH)
 
 
 # --- ids and documents -----------------------------------------------------------------------

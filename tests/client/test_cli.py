@@ -9,6 +9,7 @@ import stat
 import pytest
 
 from loomsync import Thread
+from loomsync.ids import ThreadId
 from tests.client.conftest import (
     BODY_LIMIT,
     LiveServer,
@@ -199,3 +200,31 @@ def test_login_with_a_refused_token_stores_nothing(person: Person, live_server: 
     assert result.err.startswith(f"error: {live_server.url} refused the token (401)")
     assert not person.paths.token_file.exists()
     assert person("--version").out == "loomsync 0.1.0\n"
+
+
+def test_list_writes_a_four_digit_year(
+    person: Person, live_server: LiveServer, account: str
+) -> None:
+    """Year 1 was shown ``1-01-01 00:00`` (strftime): the display reuses the model's format."""
+    first = thread(
+        "Ancient", "old", id=str(ThreadId.new()), last_activity_at="0001-01-01T00:00:00Z"
+    )
+    make_client(live_server.url, account).put_thread(first, base_version=0)
+    assert login(person, live_server, account).code == 0
+    listed = person("list", "--server")
+    assert listed.code == 0, listed.err
+    row = next(line for line in lines(listed.out) if line.startswith(str(first.id)))
+    assert "  0001-01-01 00:00  " in row
+
+
+def test_a_missing_thread_on_the_server_reads_once(
+    person: Person, live_server: LiveServer, account: str
+) -> None:
+    """Was ``… 404 Not found: No such thread. not found``: the status and title doubled."""
+    assert login(person, live_server, account).code == 0
+    missing = "T-00000000-0000-0000-0000-000000000000"
+    result = person("show", missing)
+    assert (result.code, result.out) == (1, "")
+    assert result.err.count("\n") == 1
+    assert result.err.endswith(": not found: No such thread (404)\n"), result.err
+    assert result.err.lower().count("not found") == 1

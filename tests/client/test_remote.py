@@ -8,6 +8,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from app.errors import problem
 from loomsync import (
     AuthError,
     ConflictError,
@@ -19,6 +20,7 @@ from loomsync import (
     RemoteNotFoundError,
     RemoteThreadStore,
     ServerError,
+    SyncError,
     ThreadId,
     ThreadNotFoundError,
     ThreadSyncClient,
@@ -198,3 +200,35 @@ def test_retry_after_is_honoured_and_persistent_failure_is_a_server_error() -> N
     assert caught.value.detail == "simulated 503"
     assert sleeps == [2, 2]
     assert len(seen) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "detail", "message"),
+    [
+        (401, AuthError, "Token expired.", "unauthorized: Token expired (401)"),
+        (403, AuthError, "Read-only.", "forbidden: Read-only (403)"),
+        (404, RemoteNotFoundError, "No such thread.", "not found: No such thread (404)"),
+        (409, ConflictError, "At version 3.", "version conflict: At version 3 (409)"),
+        (410, GoneError, "Deleted.", "gone: Deleted (410)"),
+        (413, RefusedError, "Over 2000000 bytes.", "payload too large: Over 2000000 bytes (413)"),
+        (422, RefusedError, "title: too long", "validation error: title: too long (422)"),
+        (429, ServerError, "Slow down.", "too many requests: Slow down (429)"),
+        (503, ServerError, "Database busy.", "service unavailable: Database busy (503)"),
+        (503, ServerError, "Service unavailable", "service unavailable (503)"),
+    ],
+)
+def test_server_problems_read_once(
+    status: int, error: type[Exception], detail: str, message: str
+) -> None:
+    """Was ``GET /api/threads/T-…: 404 Not found: No such thread. not found``: the status and
+    title said twice, and ``thread … not found`` wrapped around it for 404 and 410."""
+    body = bytes(problem(status, detail).body)
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(status, content=body, request=request)
+    )
+    client = ThreadSyncClient("http://x", "t", retries=0, transport=transport)
+    with pytest.raises(error) as caught:
+        client.get_thread(str(ThreadId.new()))
+    assert str(caught.value) == message
+    assert isinstance(caught.value, SyncError)
+    assert (caught.value.status, caught.value.method) == (status, "GET")
