@@ -13,7 +13,8 @@ tests/test_schema_findings.py.
 Accepted, with reasons (``UNEXPRESSIBLE``): a schema-valid request refused for what OpenAPI cannot
 express: a cursor the server never issued (400), a thread deleted earlier in a workflow (410),
 ``up_to`` past the end of the thread being forked, a PUT body whose ``id`` is not the URL's,
-an ``Idempotency-Key`` the generator used before for another request (422).
+an ``Idempotency-Key`` the generator used before for another request (422), a query whose
+percent-encoded head passes the 32 KiB header limit (431; refused as negative data too).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ STATEFUL_SECONDS = int(os.environ.get("LOOMSYNC_FUZZ_STATEFUL_SECONDS", "30"))
 UNEXPRESSIBLE: dict[int, Any] = {
     # an opaque cursor the server never issued
     400: lambda p: p.get("detail") == "The cursor is not one this server issued.",
+    # a schema-valid query (a 4,096-character ``workspace`` of 4-byte characters) whose
+    # percent-encoded head passes LOOMSYNC_MAX_HEADER_BYTES (app/protocol.py)
+    431: lambda p: p.get("code") == "headers_too_large",
     # a thread deleted earlier in the same workflow
     410: lambda p: p.get("code") == "gone",
     # fork past the thread's end; a body id other than the URL's (PUT); an Idempotency-Key
@@ -120,6 +124,26 @@ CONFIG: dict[str, Any] = {
         # API.md §6: an append without If-Match is 428 Precondition Required.
         "missing_required_header": {
             "expected-statuses": ["400", "401", "403", "406", "415", "422", "428"]
+        },
+        # schemathesis's defaults plus 413 and 431: a schema-violating request can be refused
+        # for its size (a too long ``workspace`` percent-encoded past the 32 KiB head limit).
+        "negative_data_rejection": {
+            "expected-statuses": [
+                "400",
+                "401",
+                "403",
+                "404",
+                "405",
+                "406",
+                "409",
+                "413",
+                "415",
+                "422",
+                "428",
+                "429",
+                "431",
+                "5xx",
+            ]
         },
     },
 }
