@@ -86,9 +86,5 @@ async def list_audit_events(
         actor_id=actor,
         action=action,
     )
-    page = rows[:limit]
-    last = page[-1] if page else None
-    next_cursor = (
-        signer.encode("audit", last.occurred_at, last.id) if last and len(rows) > limit else None
-    )
+    page, next_cursor = signer.page("audit", rows, limit, lambda r: (r.occurred_at, r.id))
     return JSONResponse({"events": [_event(r) for r in page], "next_cursor": next_cursor})

@@ -92,7 +92,9 @@ async def search_threads(
     rows, found = await search.run(
         session, principal, q, syntax, filters, after, limit, settings.search_common_messages
     )
-    page = rows[:limit]
+    page, next_cursor = signer.page(
+        "search", rows, limit, lambda r: (r.score, r.last_activity_at, r.id)
+    )
     hits = [
         {
             "thread": summary(r),
@@ -102,12 +104,6 @@ async def search_threads(
         }
         for r in page
     ]
-    last = page[-1] if page else None
-    next_cursor = (
-        signer.encode("search", last.score, last.last_activity_at, last.id)
-        if last and len(rows) > limit
-        else None
-    )
     return json_response({"hits": hits, "next_cursor": next_cursor})
 
 
@@ -138,11 +134,5 @@ async def list_threads(
         after=signer.decode("threads", cursor, datetime, uuid.UUID) if cursor else None,
         limit=limit,
     )
-    page = rows[:limit]
-    last = page[-1] if page else None
-    next_cursor = (
-        signer.encode("threads", last.last_activity_at, last.id)
-        if last and len(rows) > limit
-        else None
-    )
+    page, next_cursor = signer.page("threads", rows, limit, lambda r: (r.last_activity_at, r.id))
     return json_response({"threads": [summary(r) for r in page], "next_cursor": next_cursor})

@@ -23,9 +23,10 @@ import os
 import re
 import secrets
 import uuid
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Depends, Query, Request
 
@@ -47,6 +48,7 @@ _KEY_FILE = "cursor_secret"
 Slot = float | datetime | uuid.UUID
 #: The listings that issue cursors; a cursor is accepted only by the listing that issued it.
 Purpose = Literal["threads", "search", "audit"]
+R = TypeVar("R")
 
 
 def _derive(secret: str | bytes) -> bytes:
@@ -155,6 +157,16 @@ class CursorCodec:
         payload = json.dumps(values, separators=(",", ":"), allow_nan=False).encode()
         token = base64.urlsafe_b64encode(self._tag(purpose, payload) + payload)
         return token.decode().rstrip("=")
+
+    def page(
+        self, purpose: Purpose, rows: Sequence[R], limit: int, key: Callable[[R], tuple[Slot, ...]]
+    ) -> tuple[Sequence[R], str | None]:
+        """Split the ``limit`` + 1 rows a keyset query fetched into (the page, its
+        ``next_cursor``): the cursor of the page's last row's ``key`` when a further row exists,
+        else None."""
+        page = rows[:limit]
+        more = len(rows) > limit and bool(page)
+        return page, self.encode(purpose, *key(page[-1])) if more else None
 
     def decode(self, purpose: Purpose, cursor: str, *types: type) -> tuple[Any, ...]:
         """Read a cursor made by :meth:`encode` for ``purpose``, into values of ``types``
