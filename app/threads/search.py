@@ -92,11 +92,11 @@ def _function(syntax: str) -> str:
     return "websearch_to_tsquery" if syntax == "web" else "plainto_tsquery"
 
 
-def tsquery(q: str, syntax: str) -> ColumnElement[Any]:
-    """The SQL tsquery for ``q`` bounded (:func:`app.threads.query.bound`): ``plainto_tsquery``
-    or, for ``syntax="web"``, ``websearch_to_tsquery``."""
+def tsquery(bounded: str, syntax: str) -> ColumnElement[Any]:
+    """The SQL tsquery for an already bounded query text (:func:`app.threads.query.bound`):
+    ``plainto_tsquery`` or, for ``syntax="web"``, ``websearch_to_tsquery``."""
     function = func.websearch_to_tsquery if syntax == "web" else func.plainto_tsquery
-    return function(_config(), bindparam("q", bound(q, syntax).text, type_=Text))
+    return function(_config(), bindparam("q", bounded, type_=Text))
 
 
 def _tsquery_sql(syntax: str) -> str:
@@ -106,9 +106,11 @@ def _tsquery_sql(syntax: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What PostgreSQL made of a query: its lexemes (negated ones left out) and whether an index
-    can find anything with it (``querytree`` is not ``T``)."""
+    """What PostgreSQL made of a query: the bounded text every later statement binds as ``:q``
+    (:func:`app.threads.query.bound`, worked out once a search), its lexemes (negated ones left
+    out) and whether an index can find anything with it (``querytree`` is not ``T``)."""
 
+    text: str
     lexemes: list[str]
     searchable: bool
 
@@ -119,7 +121,7 @@ async def plan(session: AsyncSession, q: str, syntax: str) -> Plan:
     without a round trip."""
     bounded = bound(q, syntax)
     if bounded.terms == 0:
-        return Plan(lexemes=[], searchable=False)
+        return Plan(text="", lexemes=[], searchable=False)
     row = (
         await session.execute(
             text(
@@ -131,6 +133,7 @@ async def plan(session: AsyncSession, q: str, syntax: str) -> Plan:
         )
     ).one()
     return Plan(
+        text=bounded.text,
         lexemes=snippet_windows.lexemes(row.query),
         searchable=row.tree not in ("T", ""),
     )
@@ -168,13 +171,15 @@ def scored_hits(
     limit: int,
     *,
     common: bool = False,
+    bounded: str | None = None,
 ) -> Any:
     """The search statement: up to ``limit`` + 1 rows of thread columns plus ``score``, best first.
+    ``bounded`` is ``q`` bounded (:attr:`Plan.text`), worked out here when not given.
 
     ``common`` (see :func:`is_common`) ranks messages of the ``RECENT_CANDIDATES`` most recently
     active matching threads only, walking threads newest first instead of every matching message.
     """
-    query = tsquery(q, syntax)
+    query = tsquery(bound(q, syntax).text if bounded is None else bounded, syntax)
     allowed = _thread_filter(principal, filters)
     by_thread = select(
         threads.c.id.label("id"),
@@ -245,12 +250,13 @@ def _recent_message_hits(query: ColumnElement[Any], allowed: list[ColumnElement[
 
 async def is_common(
     session: AsyncSession,
-    q: str,
+    bounded: str,
     syntax: str,
     threshold: int = COMMON_MESSAGES,
     lexemes: Sequence[str] = (),
 ) -> bool:
-    """True when the planner's statistics put ``q`` in more than ``threshold`` messages.
+    """True when the planner's statistics put the bounded query text ``bounded``
+    (:attr:`Plan.text`) in more than ``threshold`` messages.
 
     With the query's (positive) ``lexemes``, the estimate is for messages holding ``q`` *or*
     all of them: the planner multiplies the selectivities of a phrase's words, so ``"x x x x"``
@@ -260,7 +266,7 @@ async def is_common(
     millisecond).
     """
     condition = f"search_vector @@ {_tsquery_sql(syntax)}"
-    params = {"q": bound(q, syntax).text}
+    params = {"q": bounded}
     if lexemes:
         condition += " OR search_vector @@ CAST(:every AS tsquery)"
         params["every"] = snippet_windows.tsquery_text(lexemes, "&")
@@ -272,7 +278,6 @@ async def is_common(
 
 async def snippets(
     session: AsyncSession,
-    q: str,
     syntax: str,
     found: Plan,
     page: list[tuple[uuid.UUID, str | None]],
@@ -280,7 +285,7 @@ async def snippets(
     """For each (thread id, title) of a result page: (index of its best matching message,
     snippet), from :func:`app.threads.snippets.snippets` (own time budget; None past it)."""
     return await snippet_windows.snippets(
-        session, _tsquery_sql(syntax), {"q": bound(q, syntax).text}, found.lexemes, page
+        session, _tsquery_sql(syntax), {"q": found.text}, found.lexemes, page
     )
 
 
@@ -335,8 +340,10 @@ async def run(
         if not parsed.searchable and commit_prefix(q) is None:
             return [], {}
         try:
-            common = await is_common(session, q, syntax, common_threshold, parsed.lexemes)
-            statement = scored_hits(principal, q, syntax, filters, after, limit, common=common)
+            common = await is_common(session, parsed.text, syntax, common_threshold, parsed.lexemes)
+            statement = scored_hits(
+                principal, q, syntax, filters, after, limit, common=common, bounded=parsed.text
+            )
             rows = list((await session.execute(statement)).all())
         except DBAPIError as exc:
             if not snippet_windows.timed_out(exc):
@@ -344,5 +351,5 @@ async def run(
             raise Unavailable(
                 f"The search took longer than {RANKING_BUDGET_MS} ms; search for rarer words."
             ) from exc
-        found = await snippets(session, q, syntax, parsed, [(r.id, r.title) for r in rows[:limit]])
+        found = await snippets(session, syntax, parsed, [(r.id, r.title) for r in rows[:limit]])
         return rows, found
