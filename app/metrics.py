@@ -144,10 +144,13 @@ class MetricsMiddleware:
         labels = (method if method in METHODS else "other", route, str(status))
         self.metrics.requests.labels(*labels).inc()
         self.metrics.latency.labels(*labels).observe(seconds)
+        level = logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO
+        if not access_log.isEnabledFor(level):
+            return  # /health and /metrics at the default level: no line to build
         client = scope.get("client")
         target = logged_target(scope)
         access_log.log(
-            logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO,
+            level,
             "%s %s %s %.1f ms",
             method,
             target,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import LargeBinary, Row, Text, bindparam, func, literal, literal_column, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
@@ -52,14 +52,20 @@ def facts(row: Any) -> AccessFacts:
     return AccessFacts(row.owner_id, row.org_id, row.visibility, row.is_shared_with_support)
 
 
+#: What :func:`load_row` selects: every column but ``document``, whose text comes as
+#: ``document_text`` (built once, not per read).
+_ROW_COLUMNS = (
+    *(column for column in threads.c if column.name != "document"),
+    threads.c.document.cast(Text).label("document_text"),
+)
+
+
 async def load_row(session: AsyncSession, thread_id: uuid.UUID) -> Row[Any] | None:
     """The row of a thread (deleted or not) with its document text (``document_text``); None
     when there is no such thread. The ``json`` column itself is not selected: only its text is
     used, and decoding it would cost a parse (and change numbers, API.md section 2)."""
-    document_text = threads.c.document.cast(Text).label("document_text")
-    columns = [column for column in threads.c if column.name != "document"]
-    result = await session.execute(select(*columns, document_text).where(threads.c.id == thread_id))
-    return cast("Row[Any] | None", result.first())
+    result = await session.execute(select(*_ROW_COLUMNS).where(threads.c.id == thread_id))
+    return result.first()
 
 
 async def render_row(session: AsyncSession, row: Any) -> bytes:
