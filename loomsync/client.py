@@ -36,7 +36,7 @@ from loomsync.errors import (
 from loomsync.model import Message, Thread
 from loomsync.problems import error_for
 from loomsync.responses import SkippedEntry
-from loomsync.summary import ArchivedFilter, SearchHit, ThreadSummary
+from loomsync.summary import ArchivedFilter, SearchHit, SearchResults, ThreadSummary
 
 Scope = Literal["mine", "visible"]
 
@@ -72,6 +72,16 @@ class SearchPage:
     hits: list[SearchHit]
     next_cursor: str | None
     skipped: list[SkippedEntry] = field(default_factory=list)
+
+    def results(self, hits: list[SearchHit] | None = None) -> SearchResults:
+        """This page as :class:`loomsync.summary.SearchResults` (``source="server"``), with
+        ``hits`` in place of the page's own when given (merged with local ones, say)."""
+        return SearchResults(
+            hits=self.hits if hits is None else hits,
+            source="server",
+            next_cursor=self.next_cursor,
+            skipped=[str(entry) for entry in self.skipped],
+        )
 
 
 def _is_retryable(error: BaseException) -> bool:
@@ -355,8 +365,8 @@ class ThreadSyncClient:
             page = self.list_threads(
                 limit=page_size, cursor=cursor, workspace=workspace, scope=scope, archived=archived
             )
-            for entry in page.skipped:
-                if on_skipped is not None:
+            if on_skipped is not None:
+                for entry in page.skipped:
                     on_skipped(entry)
             yield from page.threads
             if page.next_cursor is None:

@@ -90,10 +90,7 @@ class RemoteThreadStore:
     def search(self, query: str, *, limit: int = 20) -> SearchResults:
         """The server's ranked full-text search (``source="server"``)."""
         page = self.client.search(query, limit=limit, scope=self.scope)
-        skipped = [str(entry) for entry in page.skipped]
-        return SearchResults(
-            hits=page.hits, source="server", next_cursor=page.next_cursor, skipped=skipped
-        )
+        return page.results()
 
     def delete(self, thread_id: str) -> None:
         """Soft delete on the server."""

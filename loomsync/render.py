@@ -23,7 +23,7 @@ from loomsync.model import Message, Thread, format_utc_minute
 from loomsync.resume import Resumed
 from loomsync.summary import SearchHit, SyncOutcome, ThreadSummary
 from loomsync.syncstate import PendingEntry
-from loomsync.terminal import clip, json_text, printable
+from loomsync.terminal import TerminalConsole, clip, printable
 
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
@@ -215,9 +215,13 @@ def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
 
 def outcome_line(outcome: SyncOutcome) -> Text:
     """One line for a notable sync outcome (forked, gone, failed, pending, skipped)."""
-    style = {"forked": "yellow", "gone": "yellow", "failed": "red", "pending": "yellow"}.get(
-        outcome.status, "yellow" if outcome.status == "skipped" else "green"
-    )
+    style = {
+        "forked": "yellow",
+        "gone": "yellow",
+        "failed": "red",
+        "pending": "yellow",
+        "skipped": "yellow",
+    }.get(outcome.status, "green")
     line = Text(printable(outcome.thread_id) + " ", style="cyan")  # a skipped one is raw
     line.append(outcome.status, style=f"bold {style}")
     if outcome.detail:
@@ -234,11 +238,10 @@ def resume_summary(resumed: Resumed) -> Text:
     return text
 
 
-def print_json(console: Console, value: object) -> None:
+def print_json(console: TerminalConsole, value: object) -> None:
     """Write JSON to the console's file as is (no markup, no wrapping; see
     :func:`loomsync.terminal.json_text` for the characters written as escapes)."""
-    console.file.write(json_text(codec.dumps(value, pretty=True)))
-    console.file.flush()
+    console.write_json(codec.dumps(value, pretty=True))
 
 
 __all__ = [

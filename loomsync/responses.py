@@ -138,21 +138,25 @@ def rows(
     good: list[Row] = []
     skipped: list[SkippedEntry] = []
     for item in items:
-        raw_id = _raw_id(item)
-        name = None if raw_id is None else _shown(raw_id)
         try:
             row = model.model_validate(item)
             ThreadId.parse(summary_of(row).id)
         except ValidationError as exc:
-            skipped.append(SkippedEntry(name, _first_error(exc)))
+            skipped.append(SkippedEntry(_name(item), _first_error(exc)))
             continue
         except InvalidThreadId:
-            skipped.append(SkippedEntry(name, "not a thread id"))
+            skipped.append(SkippedEntry(_name(item), "not a thread id"))
             continue
         good.append(row)
     for entry in skipped:
         log.warning("%s", entry)
     return good, skipped
+
+
+def _name(item: object) -> str | None:
+    """How a skipped entry is named: its id, shown printable and clipped; None without one."""
+    raw_id = _raw_id(item)
+    return None if raw_id is None else _shown(raw_id)
 
 
 def _raw_id(item: object) -> object:

@@ -183,10 +183,7 @@ class SyncingThreadStore:
         for hit in self.local.search(query, limit=limit).hits:
             if hit.thread.id not in seen and (hit.thread.is_private or hit.thread.id in queued):
                 hits.append(hit)
-        skipped = [str(entry) for entry in page.skipped]
-        return SearchResults(
-            hits=hits[:limit], source="server", next_cursor=page.next_cursor, skipped=skipped
-        )
+        return page.results(hits[:limit])
 
     # -- writing -----------------------------------------------------------------------------
 

@@ -71,6 +71,8 @@ def printable(text: str, *, multiline: bool = False) -> str:
 #: One unit a cut must keep whole: an ECMA-48 escape sequence (CSI ``ESC [ … final``, OSC
 #: ``ESC ] … BEL/ST``, their 8-bit forms ``\x9b``/``\x9d``, a two-character ``ESC x``), CRLF,
 #: or one character. Unterminated sequences fall apart into characters (nothing to keep).
+#: The characters that start a unit of :data:`_UNIT` longer than one character.
+_INTRODUCER = re.compile("[\x1b\x9b\x9d\r]")
 _UNIT = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
@@ -103,6 +105,8 @@ def clip(text: str, limit: int, *, multiline: bool = False) -> str:
 def whole_units(text: str, start: int, end: int) -> tuple[int, int]:
     """``(start, end)`` moved inward, as little as needed, so that ``text[start:end]`` cuts no
     escape sequence of ``text`` (see :func:`clip`): for windows such as search snippets."""
+    if _INTRODUCER.search(text, 0, end) is None:
+        return start, end  # every unit before ``end`` is one character: nothing to move
     for unit in _UNIT.finditer(text):
         if unit.start() < start < unit.end():
             start = unit.end()
