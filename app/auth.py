@@ -237,16 +237,35 @@ def id_claim_problem(value: object, limit: int = MAX_ID_CHARS) -> str | None:
 def claims_problem(sub: str, org: str | None, roles: list[str]) -> str | None:
     """Why a token with these claims would be refused (:func:`_principal_from_claims`), as a
     sentence naming the ``token create`` option at fault; None when it would be accepted."""
-    for option, value in (("--sub", sub), ("--org", org)):
-        problem = id_claim_problem(value) if value is not None else None
-        if problem is not None:
-            return f"{option} {problem}"
-    if len(roles) > MAX_ROLES:
+    claims: dict[str, Any] = {"sub": sub, "roles": roles}
+    if org is not None:
+        claims["org"] = org
+    fault = _claim_fault(claims)
+    if fault is None:
+        return None
+    name, problem = fault
+    if name == "roles":
         return f"a token carries at most {MAX_ROLES} roles (--role)"
+    if name == "role":
+        return f"--role: a role {problem}"
+    return f"--{name} {problem}"
+
+
+def _claim_fault(claims: dict[str, Any]) -> tuple[str, str] | None:
+    """The first claim outside the bounds of API.md section 3, as (``sub`` | ``org`` |
+    ``roles`` | ``role``, why); None when all are within them."""
+    for name in ("sub", "org"):
+        required = name == "sub"  # jose checked that it is there; this would catch a lapse
+        problem = id_claim_problem(claims.get(name)) if required or name in claims else None
+        if problem is not None:
+            return name, problem
+    roles = claims.get("roles", [])
+    if not isinstance(roles, list) or len(roles) > MAX_ROLES:
+        return "roles", f"must be a list of at most {MAX_ROLES}"
     for role in roles:
         problem = id_claim_problem(role, MAX_ROLE_CHARS)
         if problem is not None:
-            return f"--role: a role {problem}"
+            return "role", problem
     return None
 
 
@@ -260,18 +279,13 @@ def _principal_from_claims(claims: dict[str, Any]) -> Principal:
     Raises:
         Unauthorized: any claim outside those bounds (401 ``invalid_token``).
     """
-    for name in ("sub", "org"):
-        required = name == "sub"  # jose checked that it is there; this would catch a lapse
-        problem = id_claim_problem(claims.get(name)) if required or name in claims else None
-        if problem is not None:
-            raise Unauthorized(f"The token's '{name}' claim {problem}.")
-    roles = claims.get("roles", [])
-    if not isinstance(roles, list) or len(roles) > MAX_ROLES:
-        raise Unauthorized(f"The token's 'roles' claim must be a list of at most {MAX_ROLES}.")
-    for role in roles:
-        problem = id_claim_problem(role, MAX_ROLE_CHARS)
-        if problem is not None:
+    fault = _claim_fault(claims)
+    if fault is not None:
+        name, problem = fault
+        if name == "role":
             raise Unauthorized(f"Each of the token's 'roles' {problem}.")
+        raise Unauthorized(f"The token's '{name}' claim {problem}.")
+    roles = claims.get("roles", [])
     return Principal(user_id=claims["sub"], org_id=claims.get("org"), roles=frozenset(roles))
 
 
