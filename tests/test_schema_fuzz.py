@@ -14,7 +14,8 @@ Accepted, with reasons (``UNEXPRESSIBLE``): a schema-valid request refused for w
 express: a cursor the server never issued (400), a thread deleted earlier in a workflow (410),
 ``up_to`` past the end of the thread being forked, a PUT body whose ``id`` is not the URL's,
 an ``Idempotency-Key`` the generator used before for another request (422), a query whose
-percent-encoded head passes the 32 KiB header limit (431; refused as negative data too).
+percent-encoded head passes the 32 KiB header limit (431; refused as negative data too). A
+schema-violating body sent to a thread deleted earlier in a workflow gets 410 (negative data).
 """
 
 from __future__ import annotations
@@ -125,8 +126,10 @@ CONFIG: dict[str, Any] = {
         "missing_required_header": {
             "expected-statuses": ["400", "401", "403", "406", "415", "422", "428"]
         },
-        # schemathesis's defaults plus 413 and 431: a schema-violating request can be refused
-        # for its size (a too long ``workspace`` percent-encoded past the 32 KiB head limit).
+        # schemathesis's defaults plus 410, 413 and 431: a workflow may send a schema-violating
+        # body to a thread it deleted earlier (gone is answered before the body is judged), and
+        # a request can be refused for its size (a too long ``workspace`` percent-encoded past
+        # the 32 KiB head limit).
         "negative_data_rejection": {
             "expected-statuses": [
                 "400",
@@ -136,6 +139,7 @@ CONFIG: dict[str, Any] = {
                 "405",
                 "406",
                 "409",
+                "410",
                 "413",
                 "415",
                 "422",
