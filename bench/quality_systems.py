@@ -45,11 +45,13 @@ FETCH = 20  # hits asked of every system (the API's default page)
 
 @dataclass(frozen=True)
 class Answer:
-    """One hit: thread id, message index (or None) and snippet (or None)."""
+    """One hit: thread id, message index (or None), snippet (or None) and the system's own
+    score (higher is better; scales differ between systems)."""
 
     thread: str
     message: int | None
     snippet: str | None = None
+    score: float | None = None
 
 
 Search = Callable[[str], list[Answer]]
@@ -127,14 +129,14 @@ class Bm25Search:
                 norm = self.k1 * (1 - self.b + self.b * self.lengths[doc] / self.mean_length)
                 scores[doc] = scores.get(doc, 0.0) + idf * tf * (self.k1 + 1) / (tf + norm)
         ordered = sorted(scores, key=lambda doc: (-scores[doc], doc))
-        return _best_per_thread((self.keys[doc] for doc in ordered), FETCH)
+        return _best_per_thread(((*self.keys[doc], scores[doc]) for doc in ordered), FETCH)
 
 
-def _best_per_thread(keys: Iterator[tuple[str, int]], limit: int) -> list[Answer]:
+def _best_per_thread(keys: Iterator[tuple[str, int, float]], limit: int) -> list[Answer]:
     out: dict[str, Answer] = {}
-    for thread, message in keys:
+    for thread, message, value in keys:
         if thread not in out:
-            out[thread] = Answer(thread, message)
+            out[thread] = Answer(thread, message, score=value)
             if len(out) == limit:
                 break
     return list(out.values())
@@ -172,13 +174,14 @@ class Fts5Search:
         phrase = '"' + query.replace('"', " ") + '"'
         try:
             rows = self.db.execute(
-                "SELECT f.thread_id, f.seq FROM message_fts f JOIN threads t ON t.id = f.thread_id"
+                "SELECT f.thread_id, f.seq, bm25(message_fts) FROM message_fts f JOIN threads t ON t.id = f.thread_id"
                 " WHERE message_fts MATCH ? ORDER BY bm25(message_fts), t.last_activity_at DESC",
                 (phrase,),
             ).fetchall()
         except sqlite3.OperationalError:
             return []
-        return _best_per_thread(((thread, int(seq)) for thread, seq in rows), FETCH)
+        hits = ((thread, int(seq), -value) for thread, seq, value in rows)
+        return _best_per_thread(hits, FETCH)
 
 
 # --- loomsync ------------------------------------------------------------------------------
@@ -192,7 +195,7 @@ def local_search(threads: list[Thread], folder: Path) -> Search:
 
     def search(query: str) -> list[Answer]:
         hits = store.search(query, limit=FETCH).hits
-        return [Answer(str(h.thread.id), h.message_index, h.snippet) for h in hits]
+        return [Answer(str(h.thread.id), h.message_index, h.snippet, h.score) for h in hits]
 
     return search
 
@@ -212,6 +215,6 @@ def server_search(threads: list[Thread]) -> Iterator[Search]:
 
             def search(query: str) -> list[Answer]:
                 hits = client.search(query, limit=FETCH).hits
-                return [Answer(str(h.thread.id), h.message_index, h.snippet) for h in hits]
+                return [Answer(str(h.thread.id), h.message_index, h.snippet, h.score) for h in hits]
 
             yield search

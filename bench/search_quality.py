@@ -65,7 +65,8 @@ def snippet_share(answers: Iterator[list[Answer]]) -> dict[str, float]:
 
 
 def evaluate(search: Search, queries: list[Query]) -> dict[str, Any]:
-    """Run every query on one system: per-query metrics and top hits, groups, snippet share."""
+    """Run every query on one system: groups, snippet share, and per query its metrics and top
+    hits as ``[thread, message, snippet, score]``."""
     answers = [search(q.text) for q in queries]
     scores = [
         score(q, [(a.thread, a.message) for a in hits])
@@ -75,7 +76,10 @@ def evaluate(search: Search, queries: list[Query]) -> dict[str, Any]:
         "groups": aggregate(queries, scores),
         "snippets": snippet_share(iter(answers)),
         "queries": {
-            q.id: {"metrics": s, "top": [[a.thread, a.message] for a in hits[:K]]}
+            q.id: {
+                "metrics": s,
+                "top": [[a.thread, a.message, a.snippet, a.score] for a in hits[:K]],
+            }
             for q, s, hits in zip(queries, scores, answers, strict=True)
         },
     }
