@@ -36,7 +36,7 @@ from loomsync.model import Message, Thread
 from loomsync.secrets.engine import Engine
 from loomsync.secrets.kinds import KINDS, Kind
 from loomsync.secrets.rules import all_rules
-from loomsync.secrets.walk import MARKER_PREFIX, Found, Walker, marker, splice
+from loomsync.secrets.walk import MARKER_PREFIX, Found, Walker, marker, redact_string
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +97,7 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """``text`` with every finding replaced by its marker; unchanged (same object) if none."""
-        spans = _engine().scan(text, self._allowed)
-        return splice(text, spans) if spans else text
+        return redact_string(_engine(), text, self._allowed)[0]
 
     def redact_value(self, value: Any) -> Any:
         """A JSON value (dict/list/str/number/bool/None) with every string redacted; dict keys

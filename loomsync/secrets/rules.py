@@ -107,11 +107,12 @@ def _cookie(value: str, _match: str) -> bool:
     return any(len(v.strip()) >= 6 and not is_placeholder(v.strip()) for _, v in pairs)
 
 
-# Shared pieces of the context patterns (RE2 syntax).
+# Shared pieces of the context patterns (RE2 syntax). A quoted value's closing quote is
+# optional: output cut off mid-line still hides the value.
 _Q = r"""(?:\\?["'])?"""  # an optional quote, maybe JSON-escaped
 _SEP = r"""[ \t]*(?::=|=>|=|:)[ \t]*"""
-_UNQUOTED = r"""[^\s"'`,;&)(\]\[{}<>\\]+"""
-_VALUE = r"""(?:\\?"(?P<dq>[^"\\\n]*)\\?"|'(?P<sq>[^'\n]*)'|(?P<bare>""" + _UNQUOTED + r")\(?)"
+_UNQUOTED = r"""[^\s"'`,;)(\]\[{}<>\\]+"""
+_VALUE = r"""(?:\\?"(?P<dq>[^"\\\n]*)(?:\\?")?|'(?P<sq>[^'\n]*)'|(?P<bare>""" + _UNQUOTED + r")\(?)"
 _NAME_WORD = r"(?i:secret|token|passw(?:or)?d|pwd|pass|phrase|key|credentials?|auth)"
 
 # Triggers of patterns that begin with a repetition (each a substring of every match).
@@ -123,36 +124,36 @@ _DETECT_SECRETS_TRIGGERS = {"discord-token": _DISCORD, "telegram-bot-token": _TE
 
 # Own rules, by priority (token formats first, then context rules).
 _OWN_TOKENS: tuple[Rule, ...] = (
-    Rule("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", after=TOKEN, check=_token),
-    Rule("openai-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}", after=TOKEN,
+    Rule("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", check=_token),
+    Rule("openai-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}",
          check=_token),
-    Rule("openai-key", r"sk-[A-Za-z0-9]{32,}", after=TOKEN, check=_token),
-    Rule("github-token", r"gh[pousr]_[A-Za-z0-9_]{36,251}", after=WORD, check=_token),
-    Rule("github-token", r"github_pat_[A-Za-z0-9_]{22,255}", after=WORD, check=_token),
-    Rule("slack-token", r"xox[abposre]-[0-9A-Za-z\-]{10,}", after=TOKEN, check=_token),
-    Rule("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,}", after=TOKEN, check=_token),
+    Rule("openai-key", r"sk-[A-Za-z0-9]{32,}", check=_token),
+    Rule("github-token", r"gh[pousr]_[A-Za-z0-9_]{36,251}", check=_token),
+    Rule("github-token", r"github_pat_[A-Za-z0-9_]{22,255}", check=_token),
+    Rule("slack-token", r"xox[abposre]-[0-9A-Za-z\-]{10,}", check=_token),
+    Rule("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,}", check=_token),
     Rule("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/"
          r"[A-Za-z0-9_/]{20,}", check=_token),
-    Rule("stripe-key", r"[rs]k_(?:live|test)_[0-9a-zA-Z]{16,247}", after=WORD, check=_token),
-    Rule("stripe-key", r"whsec_[A-Za-z0-9]{24,}", after=WORD, check=_token),
-    Rule("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", after=TOKEN, check=_token),
-    Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", after=TOKEN, check=_token),
-    Rule("google-api-key", r"ya29\.[0-9A-Za-z_\-]{20,}", after=TOKEN, check=_token),
+    Rule("stripe-key", r"[rs]k_(?:live|test)_[0-9a-zA-Z]{16,247}", check=_token),
+    Rule("stripe-key", r"whsec_[A-Za-z0-9]{24,}", check=_token),
+    Rule("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", check=_token),
+    Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", check=_token),
+    Rule("google-api-key", r"ya29\.[0-9A-Za-z_\-]{20,}", check=_token),
     Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64, check=_token,
          trigger=r"[A-Za-z0-9+/]{8}=="),
-    Rule("npm-token", r"npm_[A-Za-z0-9]{36}", after=WORD, check=_token),
+    Rule("npm-token", r"npm_[A-Za-z0-9]{36}", check=_token),
     Rule("npm-token", r":_authToken=[ \t]*(" + _UNQUOTED + ")", group=1, check=_not_placeholder),
-    Rule("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", after=TOKEN, check=_token),
+    Rule("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", check=_token),
     Rule("discord-token", r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\."
          r"[A-Za-z0-9_\-]{27,40}", before=TOKEN, after=TOKEN, check=_token, trigger=_DISCORD),
     Rule("discord-token", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
          r"[0-9]+/[A-Za-z0-9_\-]{30,}", check=_token),
     Rule("telegram-bot-token", r"[0-9]{8,10}:[0-9A-Za-z_\-]{35}", before=ALNUM, after=TOKEN,
          check=_token, trigger=_TELEGRAM),
-    Rule("square-token", r"sq0atp-[0-9A-Za-z_\-]{22}", after=TOKEN, check=_token),
+    Rule("square-token", r"sq0atp-[0-9A-Za-z_\-]{22}", check=_token),
     Rule("square-token", r"EAAA[A-Za-z0-9_\-]{60}", before=ALNUM, after=TOKEN, check=_token),
-    Rule("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", after=WORD, check=_token),
-    Rule("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", after=WORD, check=_token),
+    Rule("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", check=_token),
+    Rule("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", check=_token),
     Rule("twilio-key", r"(?:AC|SK)[0-9a-f]{32}", before=ALNUM, after=ALNUM, check=_token),
     Rule("mailchimp-key", r"[0-9a-f]{32}-us[0-9]{1,2}", before=ALNUM, after=ALNUM,
          check=_token, trigger=_MAILCHIMP),
@@ -165,7 +166,7 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     Rule("private-key", r"PuTTY-User-Key-File-[0-9]:(?s:.)*?Private-MAC:[ \t]*[0-9a-f]+",
          check=_pem),
     Rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
-         r"(?:\.[A-Za-z0-9_\-]*){0,2}", after=TOKEN, check=_jwt),
+         r"(?:\.[A-Za-z0-9_\-]*){0,2}", check=_jwt),
     Rule("aws-secret-key",
          r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)" + _Q + _SEP + _Q
          + r"([A-Za-z0-9/+]{40})", group=1, after=BASE64, check=_token),
@@ -227,30 +228,31 @@ def _from_detect_secrets() -> tuple[Rule, ...]:
         twilio,
     )
 
-    plugins = (
-        ("aws-access-key", aws.AWSKeyDetector, 1, ALNUM),
-        ("github-token", github_token.GitHubTokenDetector, None, WORD),
-        ("gitlab-token", gitlab_token.GitLabTokenDetector, None, TOKEN),
-        ("slack-token", slack.SlackDetector, 1, TOKEN),
-        ("stripe-key", stripe.StripeDetector, None, WORD),
-        ("openai-key", openai.OpenAIDetector, None, TOKEN),
-        ("sendgrid-key", sendgrid.SendGridDetector, None, TOKEN),
-        ("mailchimp-key", mailchimp.MailchimpDetector, None, ALNUM),
-        ("pypi-token", pypi_token.PypiTokenDetector, None, TOKEN),
-        ("discord-token", discord.DiscordBotTokenDetector, None, TOKEN),
-        ("telegram-bot-token", telegram_token.TelegramBotTokenDetector, None, TOKEN),
-        ("square-token", square_oauth.SquareOAuthDetector, None, TOKEN),
-        ("twilio-key", twilio.TwilioKeyDetector, None, ALNUM),
+    plugins = (  # (kind, plugin, how many of its patterns, bounded: no letter/digit around)
+        ("aws-access-key", aws.AWSKeyDetector, 1, False),
+        ("github-token", github_token.GitHubTokenDetector, None, False),
+        ("gitlab-token", gitlab_token.GitLabTokenDetector, None, False),
+        ("slack-token", slack.SlackDetector, 1, False),
+        ("stripe-key", stripe.StripeDetector, None, False),
+        ("openai-key", openai.OpenAIDetector, None, False),
+        ("sendgrid-key", sendgrid.SendGridDetector, None, False),
+        ("mailchimp-key", mailchimp.MailchimpDetector, None, True),
+        ("pypi-token", pypi_token.PypiTokenDetector, None, False),
+        ("discord-token", discord.DiscordBotTokenDetector, None, True),
+        ("telegram-bot-token", telegram_token.TelegramBotTokenDetector, None, True),
+        ("square-token", square_oauth.SquareOAuthDetector, None, False),
+        ("twilio-key", twilio.TwilioKeyDetector, None, True),
     )
     rules: list[Rule] = []
-    for kind, plugin, first_only, after in plugins:
+    for kind, plugin, first_only, bounded in plugins:
         patterns = list(plugin.denylist)[:first_only] if first_only else list(plugin.denylist)
         for compiled in patterns:
             pattern = compiled.pattern.removesuffix(r"(?!\w)")
             pattern = _OVER_RE2_LIMIT.sub(r"{\1,}", pattern)
             check = _aws_id if kind == "aws-access-key" else _token
             trigger = _DETECT_SECRETS_TRIGGERS.get(kind)
-            rules.append(Rule(kind, pattern, after=after, check=check, trigger=trigger))
+            edge = ALNUM if bounded else frozenset()
+            rules.append(Rule(kind, pattern, before=edge, after=edge, check=check, trigger=trigger))
     slack_webhook = slack.SlackDetector.denylist[1].pattern
     rules.append(Rule("slack-webhook", slack_webhook, check=_token))
     return tuple(rules)

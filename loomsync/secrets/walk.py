@@ -76,6 +76,27 @@ def splice(text: str, spans: list[Span]) -> str:
     return "".join(parts)
 
 
+#: Passes of :func:`redact_string` at most (two suffice for every case the tests know).
+MAX_PASSES = 4
+
+
+def redact_string(
+    engine: Engine, text: str, allowed: Callable[[str], bool] | None
+) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` redacted until no rule finds anything more, and the ``(kind, value)`` of each
+    finding. A second pass is needed when a marker gives a neighbour the boundary its rule
+    asks for (two tokens written without a space between them), so that redacting the
+    result again changes nothing."""
+    found: list[tuple[str, str]] = []
+    for _ in range(MAX_PASSES):
+        spans = engine.scan(text, allowed)
+        if not spans:
+            break
+        found.extend((span.kind, text[span.start : span.end]) for span in spans)
+        text = splice(text, spans)
+    return text, found
+
+
 def _structural_level(path: Path) -> bool:
     """Whether a dict at ``path`` is a thread, a message or a tool call (whose structural
     fields are kept): the root, ``…messages[n]``, ``…tool_calls[n]``, a root list's item."""
@@ -144,14 +165,14 @@ class Walker:
         """One string: URL userinfo, a secret-named key's value, then the rules."""
         if "://" in text and "@" in text:
             text = self._userinfo(text, path, out)
-        spans = self.engine.scan(text, self.allowed)
-        if not spans:
+        new, found = redact_string(self.engine, text, self.allowed)
+        if not found:
             if key is not None and self._secret_field(key, text):
                 out.append(("secret-assignment", path, preview("secret-assignment", text)))
                 return marker("secret-assignment")
             return text
-        out.extend((s.kind, path, preview(s.kind, text[s.start : s.end])) for s in spans)
-        return splice(text, spans)
+        out.extend((kind, path, preview(kind, value)) for kind, value in found)
+        return new
 
     def _secret_field(self, key: str, text: str) -> bool:
         if not is_secret_name(key) or not is_secret_value(text):
