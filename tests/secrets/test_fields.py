@@ -4,6 +4,7 @@ previews (issue 12 items 1-3, API.md section 9)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -63,7 +64,8 @@ def test_structural_fields_are_never_touched() -> None:
     original = thread(git_initial_commit_sha=sha, git_commits=[sha])
     original.conversation.messages[0].id = sha
     new, found = default_redactor().redact_thread(original)
-    assert new is original and found == []
+    assert new is original
+    assert found == []
 
 
 def test_tool_call_arguments_and_unknown_fields_are_redacted() -> None:
@@ -126,7 +128,8 @@ def test_unchanged_values_are_the_same_objects() -> None:
     assert default_redactor().redact_thread(original)[0] is original
     messages = [Message(role="user", content="hi"), Message(role="user", content=GHP)]
     new, _ = default_redactor().redact_messages(messages)
-    assert new[0] is messages[0] and new[1] is not messages[1]
+    assert new[0] is messages[0]
+    assert new[1] is not messages[1]
 
 
 def test_title_tags_and_workspace_are_redacted() -> None:
@@ -175,7 +178,7 @@ def test_allow_list_exact_and_pattern() -> None:
         Redactor(allow_patterns=[r"gh"]).redact_text(text).count("github-token") == 2
     )  # fullmatch
     assert Redactor(allow=[PASSWORD]).redact_value({"password": PASSWORD}) == {"password": PASSWORD}
-    with pytest.raises(Exception, match="unterminated|missing"):
+    with pytest.raises(re.error):
         Redactor(allow_patterns=["("])
 
 
@@ -193,4 +196,5 @@ def test_preview_shows_at_most_the_public_prefix_and_the_length(kind: str, token
 def test_located_never_holds_the_secret() -> None:
     original = thread(metadata={"extra": {"password": PASSWORD, "note": f"-p{PASSWORD}"}})
     found = default_redactor().scan_thread(original)
-    assert found and PASSWORD not in json.dumps([f.__repr__() for f in found])
+    assert found
+    assert PASSWORD not in json.dumps([f.__repr__() for f in found])
