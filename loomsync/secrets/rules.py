@@ -27,6 +27,7 @@ ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 WORD = ALNUM | {"_"}
 TOKEN = WORD | {"-"}
 BASE64 = ALNUM | {"+", "/"}
+DIGITS = frozenset("0123456789")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +93,26 @@ def _named(value: str, match: str) -> bool:
     """``NAME=value``: the name (the match up to the separator) must be a secret's."""
     if match.endswith("("):  # a function call: token = make_token(…)
         return False
-    name = match.lstrip("\"'\\-$").split("=", 1)[0].split(":", 1)[0].strip("\"'\\ \t")
-    return is_secret_name(name) and is_secret_value(value)
+    return is_secret_name(_name_of(value, match)) and is_secret_value(value)
+
+
+def _name_of(value: str, match: str) -> str:
+    """The name in a ``NAME<sep>value`` match: its last identifier before the value."""
+    names = _IDENTIFIERS.findall(match[: match.rfind(value)])
+    return names[-1].strip("-.") if names else ""
+
+
+def _named_line(value: str, match: str) -> bool:
+    """``NAME=value`` on a line of its own (.env, env output): any non-blank value that is
+    not a placeholder, a path, a URL, a number or a call (``token=make_token()``)."""
+    if not is_secret_name(_name_of(value, match)) or _CALL.fullmatch(value):
+        return False
+    return is_secret_value(_EXPRESSION_CHARS.sub("", value)) and not is_placeholder(value)
+
+
+_IDENTIFIERS = re.compile(r"[A-Za-z0-9_.\-]+")
+_CALL = re.compile(r"[\w.]+\(.*\)[;,]?")
+_EXPRESSION_CHARS = re.compile(r"[()\[\]{}<>`]")
 
 
 def _header(value: str, _match: str) -> bool:
@@ -110,6 +129,7 @@ def _cookie(value: str, _match: str) -> bool:
 # Shared pieces of the context patterns (RE2 syntax). A quoted value's closing quote is
 # optional: output cut off mid-line still hides the value.
 _Q = r"""(?:\\?["'])?"""  # an optional quote, maybe JSON-escaped
+_NAME_END = _Q + r"\]?"  # config["NAME"] = …
 _SEP = r"""[ \t]*(?::=|=>|=|:)[ \t]*"""
 _UNQUOTED = r"""[^\s"'`,;)(\]\[{}<>\\]+"""
 _VALUE = r"""(?:\\?"(?P<dq>[^"\\\n]*)(?:\\?")?|'(?P<sq>[^'\n]*)'|(?P<bare>""" + _UNQUOTED + r")\(?)"
@@ -138,8 +158,7 @@ _OWN_TOKENS: tuple[Rule, ...] = (
     Rule("stripe-key", r"whsec_[A-Za-z0-9]{24,}", check=_token),
     Rule("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", check=_token),
     Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", check=_token),
-    Rule("google-api-key", r"ya29\.[0-9A-Za-z_\-]{20,}", check=_token),
-    Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64, check=_token,
+    Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64 | TOKEN, check=_token,
          trigger=r"[A-Za-z0-9+/]{8}=="),
     Rule("npm-token", r"npm_[A-Za-z0-9]{36}", check=_token),
     Rule("npm-token", r":_authToken=[ \t]*(" + _UNQUOTED + ")", group=1, check=_not_placeholder),
@@ -148,7 +167,7 @@ _OWN_TOKENS: tuple[Rule, ...] = (
          r"[A-Za-z0-9_\-]{27,40}", before=TOKEN, after=TOKEN, check=_token, trigger=_DISCORD),
     Rule("discord-token", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
          r"[0-9]+/[A-Za-z0-9_\-]{30,}", check=_token),
-    Rule("telegram-bot-token", r"[0-9]{8,10}:[0-9A-Za-z_\-]{35}", before=ALNUM, after=TOKEN,
+    Rule("telegram-bot-token", r"[0-9]{8,10}:[0-9A-Za-z_\-]{35}", before=DIGITS, after=TOKEN,
          check=_token, trigger=_TELEGRAM),
     Rule("square-token", r"sq0atp-[0-9A-Za-z_\-]{22}", check=_token),
     Rule("square-token", r"EAAA[A-Za-z0-9_\-]{60}", before=ALNUM, after=TOKEN, check=_token),
@@ -168,12 +187,15 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     Rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
          r"(?:\.[A-Za-z0-9_\-]*){0,2}", check=_jwt),
     Rule("aws-secret-key",
-         r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)" + _Q + _SEP + _Q
-         + r"([A-Za-z0-9/+]{40})", group=1, after=BASE64, check=_token),
+         r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)" + _Q
+         + r"(?:" + _SEP + r"|[ \t]+)" + _Q + r"([A-Za-z0-9/+]{40})", group=1, after=BASE64,
+         check=_aws_id),
     Rule("password", r"(?:^|[\s\"'])--?(?:password|passwd|pass|pwd)(?:=|[ \t]+)[\"']?"
          r"([^\s\"']+)", group=1, check=_not_placeholder),
     Rule("password", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?"
-         r"[ \t]-p([^\s\"'\-][^\s\"']*)", group=1, check=_not_placeholder),
+         r"[ \t]-p(?:\\?[\"'])?([^\s\"'\\\-][^\s\"'\\]*)", group=1, check=_not_placeholder),
+    Rule("password", r"[ \t]-pass(?:in|out)?[ \t]+[\"']?pass:([^\s\"']+)", group=1,
+         check=_not_placeholder),
     Rule("password", r"\bsshpass[ \t]+-p[ \t]*[\"']?([^\s\"']+)", group=1,
          check=_not_placeholder),
     Rule("password", r"\b(?:redis-cli\b[^\n|;&]*?[ \t]-a|docker[ \t]+login\b[^\n|;&]*?"
@@ -190,13 +212,23 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
          group=1, check=_header),
     Rule("authorization-header", r"\b(?:Bearer|bearer)[ \t]+([A-Za-z0-9._~+/=\-]{16,})",
          group=1, check=_secret),
+    # an OAuth access token: after the header rules, so a header names the header's kind
+    Rule("google-api-key", r"ya29\.[0-9A-Za-z_\-]{20,}", check=_token),
     Rule("cookie", r"(?i:set-cookie|cookie)" + _Q + r"[ \t]*:[ \t]*" + _Q
          + r"([^\"'\n\r\\]+)", group=1, check=_cookie),
     Rule("cookie", r"(?:^|[ \t])(?:-b|--cookie)[ \t]+[\"']?([^\"'\s]+)", group=1,
          check=_cookie),
     Rule("secret-assignment",
-         r"[A-Za-z0-9_.\-]*" + _NAME_WORD + r"[A-Za-z0-9_.\-]*" + _Q + _SEP + _VALUE,
+         r"[A-Za-z0-9_.\-]*" + _NAME_WORD + r"[A-Za-z0-9_.\-]*" + _NAME_END + _SEP + _VALUE,
          group=("dq", "sq", "bare"), check=_named),
+    # .env files and env output: the value runs to the end of the line's word, parentheses too
+    Rule("secret-assignment",
+         r"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.\-]*" + _NAME_WORD
+         + r"[A-Za-z0-9_.\-]*=([^\s\"'][^\s]*)", group=1, check=_named_line),
+    # a markdown table row: | NAME | value |
+    Rule("secret-assignment",
+         r"\|[ \t]*[A-Za-z0-9_.\-]*" + _NAME_WORD + r"[A-Za-z0-9_.\-]*[ \t]*\|[ \t]*`?"
+         r"([^\s|`]+)`?[ \t]*\|", group=1, check=_named),
 )  # fmt: skip
 
 
@@ -252,7 +284,11 @@ def _from_detect_secrets() -> tuple[Rule, ...]:
             check = _aws_id if kind == "aws-access-key" else _token
             trigger = _DETECT_SECRETS_TRIGGERS.get(kind)
             edge = ALNUM if bounded else frozenset()
-            rules.append(Rule(kind, pattern, before=edge, after=edge, check=check, trigger=trigger))
+            # a Telegram token follows "bot" in its API's URLs (/bot123456789:AA…/getMe)
+            before = DIGITS if kind == "telegram-bot-token" else edge
+            rules.append(
+                Rule(kind, pattern, before=before, after=edge, check=check, trigger=trigger)
+            )
     slack_webhook = slack.SlackDetector.denylist[1].pattern
     rules.append(Rule("slack-webhook", slack_webhook, check=_token))
     return tuple(rules)

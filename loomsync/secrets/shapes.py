@@ -36,7 +36,7 @@ _PLACEHOLDER_RE = re.compile(
     r"""
     ^\$                                  # $VAR, ${VAR}, $(cmd), ${{ secrets.X }}
     | \$\{ | \{\{ | \}\} | %\( | %s\b    # templates
-    | ^<.*>$ | ^\[.*\]$ | ^\{.*\}$        # <your-token>, [token], {token}
+    | <[^<>]*> | ^\[.*\]$ | ^\{.*\}$     # <your-token>, [token], {token}
     | x{4,} | X{4,} | \*{3,} | \.{3,} | … | _{4,} | -{4,} | \#{4,}
     | os\.environ | getenv | process\.env | ENV\[ | env\( | secrets\.
     | (?i:^your[-_ ]|^my[-_]|_here$|-here$|example|placeholder|redacted|changeme|dummy)

@@ -91,3 +91,11 @@ def test_unsigned_and_five_part_jwts_are_redacted() -> None:
 def test_base64_of_json_is_not_a_jwt() -> None:
     text = "eyJub3QiOiAiYSB0b2tlbiJ9.eyJzdWIiOiAiMSJ9.c2lnbmF0dXJl"  # header without alg/typ
     assert default_redactor().find(text) == []
+
+
+def test_telegram_token_in_its_api_url() -> None:
+    token = next(t for k, t in every_token() if k == "telegram-bot-token")
+    text = f"curl https://api.telegram.org/bot{token}/getMe"
+    assert default_redactor().redact_text(text) == (
+        "curl https://api.telegram.org/bot[REDACTED:telegram-bot-token]/getMe"
+    )
