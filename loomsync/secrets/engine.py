@@ -109,6 +109,10 @@ class Engine:
             self._set.Add(rule.trigger or trigger(rule.pattern))
         self._set.Compile()
 
+    def clean(self, text: str) -> bool:
+        """Whether no rule can match in ``text`` (the set's one pass; most texts stop here)."""
+        return len(text) < 8 or not self._set.Match(text.encode("utf-8", "surrogatepass"))
+
     def scan(self, text: str, allowed: Callable[[str], bool] | None = None) -> list[Span]:
         """The findings in ``text``, in order, not overlapping; ``allowed(value)`` True drops
         a finding whose value it names."""

@@ -99,3 +99,13 @@ def test_telegram_token_in_its_api_url() -> None:
     assert default_redactor().redact_text(text) == (
         "curl https://api.telegram.org/bot[REDACTED:telegram-bot-token]/getMe"
     )
+
+
+def test_glued_tokens_are_all_redacted_at_once() -> None:
+    # bounded rules see their neighbour only once it is a marker: one pass per token
+    telegram = next(t for k, t in every_token() if k == "telegram-bot-token")
+    aws = next(t for k, t in every_token() if k == "aws-access-key")
+    text = telegram * 5 + aws
+    once = default_redactor().redact_text(text)
+    assert once == marker("telegram-bot-token") * 5 + marker("aws-access-key")
+    assert default_redactor().redact_text(once) is once
