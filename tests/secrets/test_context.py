@@ -3,10 +3,12 @@ AWS secret keys and tokens only their surroundings reveal (issue 12 item 2)."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from loomsync.secrets import default_redactor
-from tests.secrets.samples import B64, PASSWORD, fake
+from tests.secrets.samples import B64, PASSWORD, TOKENS, fake
 
 SECRET_KEY = fake(B64, 40)
 
@@ -150,3 +152,27 @@ def test_not_a_secret(text: str) -> None:
 )
 def test_placeholder_is_not_redacted(text: str) -> None:
     assert default_redactor().redact_text(text) is text
+
+
+def test_kubeconfig_npmrc_and_docker_inspect() -> None:
+    key_data = base64.b64encode(TOKENS["private-key"][0].encode()).decode()
+    cert_data = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n" + bytes(range(90))).decode()
+    kube = (
+        f"users:\n- name: admin\n  user:\n    client-certificate-data: {cert_data}\n"
+        f"    client-key-data: {key_data}\n    token: {TOKENS['jwt'][0]}\n"
+    )
+    assert redacted(kube) == (
+        f"users:\n- name: admin\n  user:\n    client-certificate-data: {cert_data}\n"
+        "    client-key-data: [REDACTED:secret-assignment]\n    token: [REDACTED:jwt]\n"
+    )
+    auth = base64.b64encode(b"dev:" + PASSWORD.encode()).decode()
+    npmrc = f"//registry.npmjs.org/:_authToken={TOKENS['npm-token'][0]}\n_auth={auth}\n"
+    assert redacted(npmrc) == (
+        "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]\n"
+        "_auth=[REDACTED:secret-assignment]\n"
+    )
+    inspect = f'"Env": ["POSTGRES_PASSWORD={PASSWORD}", "PATH=/usr/bin", "GOSU_VERSION=1.17"]'
+    assert redacted(inspect) == (
+        '"Env": ["POSTGRES_PASSWORD=[REDACTED:secret-assignment]", "PATH=/usr/bin", '
+        '"GOSU_VERSION=1.17"]'
+    )
