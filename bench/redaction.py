@@ -10,7 +10,10 @@ that the redacted run rebuilds those messages as a real save would. Timed, as me
 - *first use*: importing detect-secrets' plugins and compiling the rules, then the first
   pass over the big thread (RE2 builds its DFA states lazily), once per process;
 - *thread*: ``redact_thread`` of the big thread with the planted secrets and of the same
-  thread without them (the same object back), against two floors measured in the same run:
+  thread without them (the same object back), wall time and this process's CPU time (the
+  target is judged on CPU time: the machine's 2 cores are shared with other sessions, and a
+  wall median under a load average of 6 is mostly waiting for a core; both are printed and
+  the load average is recorded), against two floors measured in the same run:
   one ``str.find`` of an absent needle in every string of the thread, and
   ``Thread.model_dump_json`` (what a save does anyway);
 - *turn*: ``redact_messages`` of each real message whose content is 1.5-20 KB (one turn of
@@ -108,13 +111,20 @@ def strings_of(value: Any) -> list[str]:
 
 def median_s(run: Callable[[], object], runs: int) -> float:
     """Median wall time of ``runs`` calls after one warm-up, in seconds."""
+    return timed(run, runs)[0]
+
+
+def timed(run: Callable[[], object], runs: int) -> tuple[float, float]:
+    """Median wall time and median CPU time of this process over ``runs`` calls after one
+    warm-up, in seconds."""
     run()
-    samples = []
+    wall, cpu = [], []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
@@ -137,10 +147,10 @@ def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
     assert len(found) >= planted, (len(found), planted)
     assert redactor.redact_thread(clean)[0] is clean, "the real transcripts were altered"
 
-    t_dirty = median_s(lambda: redactor.redact_thread(dirty), runs)
-    t_clean = median_s(lambda: redactor.redact_thread(clean), runs)
-    t_find = median_s(lambda: [t.find("\x00never\x00") for t in texts], runs)
-    t_dump = median_s(clean.model_dump_json, runs)
+    t_dirty, c_dirty = timed(lambda: redactor.redact_thread(dirty), runs)
+    t_clean, c_clean = timed(lambda: redactor.redact_thread(clean), runs)
+    t_find, c_find = timed(lambda: [t.find("\x00never\x00") for t in texts], runs)
+    t_dump, c_dump = timed(clean.model_dump_json, runs)
 
     turns = [m for m in messages if 1_500 <= len(m.content) <= 20_000]
     turn_ms, floor_ms = [], []
@@ -160,13 +170,13 @@ def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
         f"{planted} planted secrets ({len(found)} findings)",
         f"first use: rules compiled {first_use * 1e3:.0f} ms; first pass {first_pass:.2f} s",
         "",
-        f"{'case':34} {'median':>10} {'vs str.find':>12} {'vs dump_json':>13}",
-        f"{'redact_thread, planted secrets':34} {t_dirty:9.3f}s {t_dirty / t_find:11.1f}x "
-        f"{t_dirty / t_dump:12.2f}x",
-        f"{'redact_thread, no secret':34} {t_clean:9.3f}s {t_clean / t_find:11.1f}x "
-        f"{t_clean / t_dump:12.2f}x",
-        f"{'floor: str.find in every string':34} {t_find:9.3f}s",
-        f"{'floor: Thread.model_dump_json':34} {t_dump:9.3f}s",
+        f"{'case':34} {'wall':>8} {'cpu':>8} {'vs str.find':>12} {'vs dump_json':>13}",
+        f"{'redact_thread, planted secrets':34} {t_dirty:7.3f}s {c_dirty:7.3f}s "
+        f"{c_dirty / c_find:11.1f}x {c_dirty / c_dump:12.2f}x",
+        f"{'redact_thread, no secret':34} {t_clean:7.3f}s {c_clean:7.3f}s "
+        f"{c_clean / c_find:11.1f}x {c_clean / c_dump:12.2f}x",
+        f"{'floor: str.find in every string':34} {t_find:7.3f}s {c_find:7.3f}s",
+        f"{'floor: Thread.model_dump_json':34} {t_dump:7.3f}s {c_dump:7.3f}s",
         "",
         f"turn ({len(turns)} real messages of 1.5-20 KB): redact_messages p50 {turn_p50:.3f} ms, "
         f"p95 {turn_p95:.3f} ms, max {max(turn_ms):.3f} ms; "
@@ -176,8 +186,8 @@ def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
         f"take {10 / ds_mb_s:.0f} s); secret-assignment rule Python re {py_mb_s:.1f} MB/s, "
         f"RE2 {re2_mb_s:.1f} MB/s",
         "",
-        _verdict(f"{mb:g} MB thread under {TARGET_THREAD_S:g} s", t_dirty * 10 / size,
-                 TARGET_THREAD_S, "s (scaled to 10 MB)"),
+        _verdict(f"{mb:g} MB thread under {TARGET_THREAD_S:g} s", c_dirty * 10 / size,
+                 TARGET_THREAD_S, f"s of CPU (wall {t_dirty * 10 / size:.3f} s; scaled to 10 MB)"),
         _verdict(f"one turn under {TARGET_TURN_MS:g} ms (p95)", turn_p95, TARGET_TURN_MS, "ms"),
     ]  # fmt: skip
     return lines
