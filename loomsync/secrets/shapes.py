@@ -1,0 +1,139 @@
+"""What a secret's name and value look like: the judgements the context rules share.
+
+- :func:`is_placeholder`: values that stand for a secret without being one (``${VAR}``,
+  ``$VAR``, ``<your-token>``, ``xxxx``, ``***``, ``os.environ[...]``, ``process.env.X``,
+  ``changeme``, markers already written by this detector, …).
+- :func:`is_secret_name`: names that say secret/token/password/key/credential/auth as the
+  last word of the name (``DB_PASSWORD``, ``apiKey``, ``SECRET_KEY_BASE``), and not counters
+  or settings about tokens (``max_tokens``, ``token_count``, ``tokenizer``, ``primary_key``).
+- :func:`is_secret_value`: values that can be a credential: no whitespace, at least
+  :data:`MIN_VALUE` characters, not a placeholder, a path, a URL, a number, a boolean, an
+  expression or a plain word (issue 12 item 2; measured on the real transcripts, see
+  docs/client.md "Redaction: how detection works").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+#: Shortest value a name-based rule redacts (``hunter2`` is 7).
+MIN_VALUE = 6
+
+_MARKER = "[REDACTED:"
+
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "changeme", "change_me", "change-me", "password", "passwd", "secret", "token",
+        "example", "placeholder", "redacted", "dummy", "sample", "none", "null", "nil",
+        "undefined", "true", "false", "yes", "no", "on", "off", "required", "optional",
+        "enabled", "disabled", "bearer", "basic", "string", "str", "env", "hidden", "masked",
+        "removed", "omitted", "notset", "not-set", "unset", "empty", "todo", "tbd", "test",
+    }
+)  # fmt: skip
+
+_PLACEHOLDER_RE = re.compile(
+    r"""
+    ^\$                                  # $VAR, ${VAR}, $(cmd), ${{ secrets.X }}
+    | \$\{ | \{\{ | \}\} | %\( | %s\b    # templates
+    | <[^<>]*> | ^\[.*\]$ | ^\{.*\}$     # <your-token>, [token], {token}
+    | x{4,} | X{4,} | \*{3,} | \.{3,} | … | _{4,} | -{4,} | \#{4,}
+    | os\.environ | getenv | process\.env | ENV\[ | env\( | secrets\.
+    | (?i:^your[-_ ]|^my[-_]|_here$|-here$|example|placeholder|redacted|changeme|dummy)
+    """,
+    re.VERBOSE,
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a secret without being one (see the module docstring);
+    an empty value, a value of one repeated character and this detector's markers count."""
+    if not value or _MARKER in value or len(set(value)) <= 2:
+        return True
+    if value.strip("\"'`").lower() in _PLACEHOLDER_WORDS:
+        return True
+    return _PLACEHOLDER_RE.search(value) is not None
+
+
+_WORDS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+_SECRET_ENDINGS = ("password", "passwd", "pwd", "token", "secret", "apikey", "passphrase",
+                   "credential", "credentials", "auth", "secretkey", "privatekey", "accesskey",
+                   "authtoken")  # fmt: skip
+#: Words after the secret word that keep the name a secret's (``SECRET_KEY_BASE``).
+_CONTINUATIONS = frozenset(
+    {"base", "value", "b64", "base64", "raw", "plain", "plaintext", "enc", "encoded", "live",
+     "test", "prod", "dev", "staging", "local", "old", "new", "override", "data", "str", "hex"}
+)  # fmt: skip
+#: Words before ``token`` that make it a count, a cursor or a model's special token.
+_NOT_BEFORE_TOKEN = frozenset(
+    {"next", "page", "continuation", "pagination", "cursor", "sync", "start", "end", "stop",
+     "bos", "eos", "pad", "unk", "sep", "cls", "mask", "special", "max", "min", "num", "input",
+     "output", "prompt", "completion", "total", "reasoning", "cached", "cache", "first",
+     "last", "count", "csrf", "xsrf", "cancellation", "cancel", "resume"}
+)  # fmt: skip
+#: Words before ``key`` that make it a data-structure or database key, not a credential.
+_NOT_BEFORE_KEY = frozenset(
+    {"primary", "foreign", "sort", "partition", "cache", "public", "pub", "idempotency",
+     "unique", "composite", "row", "object", "lookup", "group", "index", "range", "hash",
+     "routing", "dedup", "dedupe", "map", "dict", "json", "config", "registry", "i18n",
+     "translation", "message", "cursor", "gpg", "pgp", "list", "item", "query", "field",
+     "column", "table", "natural", "surrogate", "shard", "bucket", "s3", "file", "path",
+     "name", "host", "env", "the", "a", "by", "to", "of", "react", "sorting", "order",
+     "state", "kms", "ssh", "node", "parent", "child", "cert", "entry",
+     "setting", "settings", "option", "options", "metadata", "label", "tag", "attr", "prop"}
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, field or header name says its value is a credential.
+
+    The name is split into words (``_``, ``-``, ``.``, camelCase); the secret word
+    (``password``, ``token``, ``secret``, ``apikey``, ``auth``, …, or ``key`` after a
+    qualifying word, ``pass`` alone) must be the last word, or be followed only by words of
+    ``_CONTINUATIONS``.
+    """
+    words: list[str] = [w.lower() for w in _WORDS_RE.findall(name)]
+    while len(words) > 1 and (words[-1] in _CONTINUATIONS or words[-1].isdigit()):
+        words.pop()
+    if not words:
+        return False
+    last = words[-1]
+    before = words[-2] if len(words) > 1 else ""
+    if last == "key":
+        return bool(before) and before not in _NOT_BEFORE_KEY
+    if last == "pass":
+        return True
+    if last.endswith("token") and (last != "token" or before not in _NOT_BEFORE_TOKEN):
+        return True
+    return last.endswith(_SECRET_ENDINGS) and last != "token"
+
+
+_NOT_VALUE_RE = re.compile(
+    r"""
+    ^(?:/|~/|\./|\.\./|[A-Za-z]:\\|arn:|[A-Za-z][A-Za-z0-9+.\-]*://)   # paths, ARNs, URLs
+    | ^[-+]?\d+(?:\.\d+)?$                                 # numbers
+    | \.(?:json|pem|key|crt|cer|txt|ya?ml|env|toml|ini|p12|pfx|der|pub|cfg|conf|py|js|ts)$
+    | [\s()\[\]{}<>`]                                       # whitespace, expressions
+    | ^=
+    """,
+    re.VERBOSE,
+)
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z_.\-]*")
+#: ``a.b``, ``self.token``, ``provider?.requiresAuth``, ``Base.url_encode64``: code.
+_ATTRIBUTE_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+")
+
+
+def is_secret_value(value: str) -> bool:
+    """Whether ``value`` (unquoted) can be a credential: at least :data:`MIN_VALUE`
+    characters, no whitespace, not a placeholder, path, URL, ARN, number or expression, and
+    not a plain word or identifier (it needs a digit, mixed case or a symbol, or 20+
+    characters). Not an entropy test."""
+    if len(value) < MIN_VALUE or is_placeholder(value) or _NOT_VALUE_RE.search(value):
+        return False
+    if _ATTRIBUTE_RE.fullmatch(value):
+        return False
+    if _IDENTIFIER_RE.fullmatch(value):
+        return len(value) >= 20 and "." not in value and "_" not in value
+    return True

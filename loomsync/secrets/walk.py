@@ -1,0 +1,201 @@
+"""Redacting JSON values: every string of a thread, its field rules, and what was found.
+
+Field rules (issue 12 items 1 and 2, API.md section 9):
+
+- Structural fields (ids, timestamps, roles, SHAs, visibility: :data:`STRUCTURAL`) of a
+  thread, a message and a tool call are never touched; everywhere else (tool-call
+  ``arguments_json``, ``metadata.extra``, unknown fields) every string is redacted.
+- A string that is a whole URL (``git_remote_url``, a URL field) loses its userinfo when the
+  userinfo holds a password or a token: ``https://user:pass@host/x`` → ``https://host/x``.
+  In free text only the password is replaced: ``https://user:[REDACTED:url-password]@host``.
+- A string value under a JSON key that names a secret (``"password"``, ``"apiKey"``, not
+  ``"max_tokens"``: :func:`~loomsync.secrets.shapes.is_secret_name`) is replaced whole when
+  it looks like a credential (``secret-assignment``), unless a token rule found more.
+
+Unchanged values come back as the same objects (callers test ``new is old``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from loomsync.secrets.engine import Engine, Span
+from loomsync.secrets.kinds import preview
+from loomsync.secrets.shapes import is_placeholder, is_secret_name, is_secret_value
+
+#: ``[REDACTED:<kind>]``: what a credential becomes.
+MARKER_PREFIX = "[REDACTED:"
+
+#: Fields of a thread, a message or a tool call that are structure, never credentials.
+STRUCTURAL = frozenset(
+    {
+        "id",
+        "version",
+        "created_at",
+        "updated_at",
+        "last_activity_at",
+        "archived_at",
+        "role",
+        "visibility",
+        "tool_call_id",
+        "git_initial_commit_sha",
+        "git_current_commit_sha",
+        "git_commits",
+        "owner_id",
+        "org_id",
+        "is_private",
+        "is_shared_with_support",
+        "is_pinned",
+    }
+)
+
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\s]*)@([^\s]*)")
+
+Path = tuple[str | int, ...]
+Found = tuple[str, Path, str]  # (kind, path, preview)
+
+
+def marker(kind: str) -> str:
+    """``[REDACTED:<kind>]`` for a finding of ``kind`` (e.g. ``aws-access-key``)."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+def splice(text: str, spans: list[Span]) -> str:
+    """``text`` with each span (in order, not overlapping) replaced by its marker."""
+    parts: list[str] = []
+    at = 0
+    for span in spans:
+        parts.append(text[at : span.start])
+        parts.append(marker(span.kind))
+        at = span.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+#: Passes of :func:`redact_string` at most. Each pass turns at least one character outside
+#: the markers into a marker (markers are never findings), so the passes always end; a second
+#: pass is rare and more only for tokens glued together (five glued tokens need five).
+MAX_PASSES = 64
+
+
+def redact_string(
+    engine: Engine, text: str, allowed: Callable[[str], bool] | None
+) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` redacted until no rule finds anything more, and the ``(kind, value)`` of each
+    finding. A second pass is needed when a marker gives a neighbour the boundary its rule
+    asks for (two tokens written without a space between them), so that redacting the
+    result again changes nothing."""
+    found: list[tuple[str, str]] = []
+    for _ in range(MAX_PASSES):
+        spans = engine.scan(text, allowed)
+        if not spans:
+            break
+        found.extend((span.kind, text[span.start : span.end]) for span in spans)
+        text = splice(text, spans)
+    return text, found
+
+
+def _structural_level(path: Path) -> bool:
+    """Whether a dict at ``path`` is a thread, a message or a tool call (whose structural
+    fields are kept): the root, ``…messages[n]``, ``…tool_calls[n]``, a root list's item."""
+    if not path:
+        return True
+    if len(path) == 1:
+        return isinstance(path[0], int)
+    return isinstance(path[-1], int) and path[-2] in ("messages", "tool_calls")
+
+
+class Walker:
+    """Redacts JSON values with ``engine``; ``allowed(value)`` True keeps a value."""
+
+    def __init__(self, engine: Engine, allowed: Callable[[str], bool] | None) -> None:
+        self.engine = engine
+        self.allowed = allowed
+
+    def walk(self, value: Any, path: Path, out: list[Found], key: str | None = None) -> Any:
+        """``value`` redacted (the same object if nothing changed); findings go to ``out``."""
+        if isinstance(value, str):
+            return self.string(value, path, out, key)
+        if isinstance(value, dict):
+            keep = STRUCTURAL if _structural_level(path) else frozenset()
+            changed = False
+            result: dict[str, Any] = {}
+            for name, item in value.items():
+                if name in keep or isinstance(item, bool | int | float) or item is None:
+                    new = item
+                else:
+                    new = self.walk(item, (*path, name), out, name)
+                changed = changed or new is not item
+                result[name] = new
+            return result if changed else value
+        if isinstance(value, list):
+            items = [self.walk(item, (*path, n), out) for n, item in enumerate(value)]
+            return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        return value
+
+    def clean_model(self, model: BaseModel) -> bool:
+        """Whether a message or tool call (a pydantic model of loomsync.model) holds no
+        finding, judged on its fields without dumping it: every non-structural field that
+        (and every extra field) walked as :meth:`walk` would walk its JSON; fields left at
+        their defaults hold None or empty strings."""
+        scratch: list[Found] = []
+        extra = model.__pydantic_extra__ or {}
+        for fields in (model.__dict__, extra):
+            for name, value in fields.items():
+                if value is None or name in STRUCTURAL:
+                    continue
+                kind = type(value)
+                if kind is str:
+                    if value and self.string(value, (name,), scratch, name) is not value:
+                        return False
+                elif kind is list and value and isinstance(value[0], BaseModel):
+                    if not all(self.clean_model(item) for item in value):
+                        return False
+                elif isinstance(value, BaseModel):
+                    if not self.clean_model(value):
+                        return False
+                elif kind is list or kind is dict:
+                    if self.walk(value, (name,), scratch, name) is not value:
+                        return False
+        return True
+
+    def string(self, text: str, path: Path, out: list[Found], key: str | None) -> str:
+        """One string: URL userinfo, a secret-named key's value, then the rules."""
+        if "://" in text and "@" in text:
+            text = self._userinfo(text, path, out)
+        found = None if self.engine.clean(text) else redact_string(self.engine, text, self.allowed)
+        if not found or not found[1]:
+            if key is not None and self._secret_field(key, text):
+                out.append(("secret-assignment", path, preview("secret-assignment", text)))
+                return marker("secret-assignment")
+            return text
+        out.extend((kind, path, preview(kind, value)) for kind, value in found[1])
+        return found[0]
+
+    def _secret_field(self, key: str, text: str) -> bool:
+        if not is_secret_name(key) or not is_secret_value(text):
+            return False
+        return self.allowed is None or not self.allowed(text)
+
+    def _userinfo(self, text: str, path: Path, out: list[Found]) -> str:
+        """A whole-URL string without its userinfo, if that holds a password or token."""
+        match = _URL_RE.fullmatch(text)
+        if match is None:
+            return text
+        userinfo = match.group(2)
+        password = userinfo.partition(":")[2]
+        spans = self.engine.scan(userinfo, self.allowed)
+        if spans:
+            kind, secret = spans[0].kind, userinfo[spans[0].start : spans[0].end]
+        elif password and (MARKER_PREFIX in password or not is_placeholder(password)):
+            if self.allowed is not None and self.allowed(password):
+                return text
+            kind, secret = "url-password", password
+        else:
+            return text
+        out.append((kind, path, preview(kind, secret)))
+        return match.group(1) + match.group(3)
