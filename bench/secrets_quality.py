@@ -119,12 +119,14 @@ def target_lines(results: list[tuple[Candidate, LabelledScore, RealScore]]) -> l
     return rows
 
 
-def detail_lines(results: list[tuple[Candidate, LabelledScore, RealScore]], show: int) -> list[str]:
-    """What each candidate missed, named wrongly and altered (all of it for loomsync, the first
-    ``show`` of each list for the others)."""
+def detail_lines(
+    results: list[tuple[Candidate, LabelledScore, RealScore]], show: int | None
+) -> list[str]:
+    """What each candidate missed, named wrongly and altered (all of it, or for a report-only
+    candidate the first ``show`` of each list)."""
     rows: list[str] = []
     for cand, lab, real in results:
-        limit = None if cand.redact else show
+        limit = None if cand.redact or show is None else show
         sections = [
             ("missed (case, kind, shape)", lab.missed),
             ("wrong kind (case, labelled, marker)", lab.wrong_kind),
@@ -170,7 +172,12 @@ def main() -> None:
     parser.add_argument("--candidates", default=",".join(BUILDERS), help="comma-separated")
     parser.add_argument("--labelled", type=Path, default=LABELLED, help="labelled set folder")
     parser.add_argument("--transcripts", type=Path, default=TRANSCRIPTS, help="real transcripts")
-    parser.add_argument("--show", type=int, default=10, help="details listed per report-only tool")
+    parser.add_argument(
+        "--show",
+        type=int,
+        default=None,
+        help="list at most N details of each kind per report-only tool",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
@@ -187,13 +194,16 @@ def main() -> None:
         results.append((cand, score_labelled(cand, cases), score_real(cand, messages)))
 
     positives = [c for c in cases if c.kind is not None]
+    megabytes = (
+        sum(len(t.encode("utf-8", "surrogatepass")) for m in messages for t in m.strings) / 1e6
+    )
     loom = next((c for c, _, _ in results if c.name == "loomsync"), None)
     header = [
         f"labelled: {len(positives)} cases, {sum(len(c.planted) for c in positives)} planted "
         f"values in {len({c.kind for c in positives})} kinds, {len(cases) - len(positives)} "
         f"hard negatives ({args.labelled})",
-        f"real: {len(messages)} messages from {args.transcripts}; skipped: "
-        + ("; ".join(skipped) or "none"),
+        f"real: {len(messages)} messages ({megabytes:.2f} MB of text) from {args.transcripts}; "
+        "skipped: " + ("; ".join(skipped) or "none"),
     ]
     if loom is not None:
         header.append(f"loomsync: {loom.note} (git {_commit(loom.note)})")
