@@ -2,7 +2,7 @@
 real transcripts, speed; loomsync's redactor beside detect-secrets and trufflehog3.
 
 ``python -m bench.secrets_quality [--candidates loomsync,detect-secrets,...] [--labelled DIR]
-[--transcripts DIR] [--show N] [--json] [--no-record]``
+[--transcripts DIR] [--show N] [--json] [--note TEXT] [--no-record]``
 
 - Labelled set: ``tests/secrets/labelled`` of this tree (written before the detector was
   tuned; every value invented). Per candidate: recall per kind and overall (target >= 0.98),
@@ -179,6 +179,7 @@ def main() -> None:
         help="list at most N details of each kind per report-only tool",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--note", default="", help="a line for the report, e.g. which tree")
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
 
@@ -208,6 +209,7 @@ def main() -> None:
     if loom is not None:
         header.append(f"loomsync: {loom.note} (git {_commit(loom.note)})")
     header += [f"not run: {line}" for line in absent]
+    header += [f"note: {args.note}"] if args.note else []
     if args.json:
         doc = {"header": header, "skipped": skipped, "results": [_as_json(*r) for r in results]}
         print(json.dumps(doc, indent=2))
