@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -228,9 +229,9 @@ def main() -> None:
         ]
         print("\n".join(lines))
         if not args.no_record:
-            command = "python -m bench.secrets_quality " + " ".join(sys.argv[1:])
+            command = shlex.join(["python", "-m", "bench.secrets_quality", *sys.argv[1:]])
             table = [*header, "", *summary_lines(results), "", *kind_lines(results)]
-            record("Secret detection quality (issue 12 item 2)", command.strip(), table)
+            record("Secret detection quality (issue 12 item 2)", command, table)
     missed = [
         r
         for r in results
