@@ -98,11 +98,11 @@ def detect_secrets_candidate(*, entropy: bool = True) -> Candidate:
         from detect_secrets.__version__ import VERSION
         from detect_secrets.core import scan
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-        from detect_secrets.settings import get_settings, transient_settings
+        from detect_secrets.settings import get_filters, get_settings, transient_settings
     except ImportError as error:
-        return _absent(name, f"not installed ({error}); pip install -e '.[bench]'")
+        return _absent(name, f"not installed ({error}); pip install -e '.[dev]'")
 
-    plugins = [
+    plugins: list[dict[str, Any]] = [
         {"name": plugin.__name__}
         for plugin in get_mapping_from_secret_type_to_class().values()
         if entropy or plugin.__name__ not in _DS_ENTROPY
@@ -113,7 +113,7 @@ def detect_secrets_candidate(*, entropy: bool = True) -> Candidate:
         with transient_settings({"plugins_used": plugins}):
             # As scan_line does: the text is not a file on disk.
             get_settings().disable_filters("detect_secrets.filters.common.is_invalid_file")
-            scan.get_filters.cache_clear()
+            get_filters.cache_clear()
             yield
 
     def find(text: str) -> list[Span]:

@@ -27,6 +27,7 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,7 @@ def detail_lines(
     rows: list[str] = []
     for cand, lab, real in results:
         limit = None if cand.redact or show is None else show
-        sections = [
+        sections: list[tuple[str, Sequence[tuple[object, ...]]]] = [
             ("missed (case, kind, shape)", lab.missed),
             ("wrong kind (case, labelled, marker)", lab.wrong_kind),
             ("hard negatives altered (case, why, kinds)", lab.altered),

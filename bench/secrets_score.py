@@ -134,8 +134,11 @@ def mask(text: str, span: Span) -> str:
     start, end, kind = span
     left = text[max(0, start - CONTEXT) : start]
     right = text[end : end + CONTEXT]
-    escape = lambda s: json.dumps(s, ensure_ascii=False)[1:-1]  # noqa: E731
-    return f"{escape(left)}[{kind}:{end - start}]{escape(right)}"
+    return f"{_one_line(left)}[{kind}:{end - start}]{_one_line(right)}"
+
+
+def _one_line(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 @dataclass
