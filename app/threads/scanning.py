@@ -34,6 +34,7 @@ from app.audit.context import AuditContext
 from app.config import SecretScanMode
 from app.errors import MAX_LISTED_ERRORS, ValidationFailed
 from app.threads import auditing
+from app.threads.documents import JsonSyntaxError
 from loomsync.secrets import Redactor
 
 Path = tuple[str | int, ...]
@@ -141,13 +142,21 @@ class SecretScan:
     def scan(self, body: Any) -> Scanned:
         """Scan a request body (parsed JSON). ``off``: nothing is looked at. Otherwise one pass
         of the detector; only when it finds something, a second to say where (:func:`locate`).
-        ``redact``: ``value`` is the body with every credential replaced by its marker."""
+        ``redact``: ``value`` is the body with every credential replaced by its marker.
+
+        Raises:
+            JsonSyntaxError: 400, the body nests deeper than the detector can walk (it recurses
+                once or twice a level: a few hundred levels, below the parser's limit).
+        """
         if self.mode == "off":
             return Scanned(body)
-        redacted = self.redactor.redact_value(body)
-        if redacted is body:
-            return Scanned(body)
-        spots = locate(self.redactor, body)
+        try:
+            redacted = self.redactor.redact_value(body)
+            if redacted is body:
+                return Scanned(body)
+            spots = locate(self.redactor, body)
+        except RecursionError:
+            raise JsonSyntaxError("JSON nesting is too deep to scan for credentials") from None
         return Scanned(redacted if self.mode == "redact" else body, spots)
 
     def count(self, scanned: Scanned) -> None:
