@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.context import AuditContext
 from app.config import SecretScanMode
-from app.errors import MAX_LISTED_ERRORS, ValidationFailed
+from app.errors import MAX_LISTED_ERRORS, ValidationFailed, short_part
 from app.threads import auditing
 from app.threads.documents import JsonSyntaxError
 from loomsync.secrets import Redactor
@@ -106,7 +106,7 @@ class Scanned:
             if spot.path[:depth] == messages_at and isinstance(at, int):
                 indexes.add(first_index + at)
             elif spot.path:
-                fields.add(str(spot.path[0]))
+                fields.add(short_part(str(spot.path[0])))
         return {
             "kinds": self.kinds(),
             "message_indexes": sorted(indexes),
@@ -114,10 +114,11 @@ class Scanned:
         }
 
     def errors(self) -> list[dict[str, Any]]:
-        """The 422 ``errors``: at most 20 ``{loc, msg, kind}``, ``loc`` from ``body``."""
+        """The 422 ``errors``: at most 20 ``{loc, msg, kind}``, ``loc`` from ``body`` (long
+        field names cut, as every 422's are: they are client input too)."""
         return [
             {
-                "loc": ["body", *spot.path],
+                "loc": ["body", *(p if isinstance(p, int) else short_part(p) for p in spot.path)],
                 "msg": f"holds a credential ({spot.kind}); remove it, or redact it as "
                 f"[REDACTED:{spot.kind}]",
                 "kind": spot.kind,

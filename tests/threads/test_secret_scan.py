@@ -376,6 +376,21 @@ def test_reject_lists_at_most_20_errors(
     assert event["details"]["message_indexes"] == list(range(25))
 
 
+def test_reject_cuts_long_field_names_in_locations_and_audit(
+    http: Callable[[str], httpx.Client], alice: dict[str, str], admin: dict[str, str]
+) -> None:
+    client, key = http("reject"), aws_access_key(seed())
+    name = "f" * 5000  # an unknown field's name is client input too
+    tid = ThreadId.new()
+    answer = client.put(f"/api/threads/{tid}", json={name: {"x": key}}, headers=alice)
+    assert answer.status_code == 422
+    [error] = answer.json()["errors"]
+    assert error["loc"] == ["body", "f" * 64 + "…", "x"]
+    assert name not in answer.text
+    [event] = audit_events(client, admin, tid, "thread.secrets_rejected")
+    assert event["details"]["fields"] == ["f" * 64 + "…"]
+
+
 def test_reject_lets_a_clean_write_through(
     http: Callable[[str], httpx.Client], alice: dict[str, str]
 ) -> None:
