@@ -13,6 +13,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
 MIN_SECRET_BYTES = 32
 RATE_LIMIT_OFF = frozenset({"", "off", "none", "0"})
+#: ``LOOMSYNC_SECRET_SCAN``: what the server does with credentials a write brings (issue 12
+#: item 4, app/threads/scanning.py).
+SecretScanMode = Literal["redact", "reject", "off"]
 SUPPORTED_ALGORITHMS = frozenset(
     {"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"}
 )
@@ -65,6 +68,7 @@ class Settings(BaseSettings):
     idempotency_key_ttl: float = Field(default=24 * 3600.0, gt=0)
     idempotency_purge_interval: float = Field(default=600.0, ge=0)
     rate_limit: str = "1200/minute"
+    secret_scan: SecretScanMode = "redact"
     metrics: bool = True
     log_level: str = "info"
     log_format: Literal["console", "json"] = "console"

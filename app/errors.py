@@ -205,7 +205,7 @@ class Unavailable(AppError):
 MAX_LOC_CHARS = 64
 
 
-def _short(part: str) -> str:
+def short_part(part: str) -> str:
     """A location part as shown in a 422: field names are client input too, so long ones are cut."""
     return part if len(part) <= MAX_LOC_CHARS else part[:MAX_LOC_CHARS] + "…"
 
@@ -215,7 +215,7 @@ def validation_errors(errors: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for err in list(errors)[:MAX_LISTED_ERRORS]:
         loc = [
-            part if isinstance(part, int) else _short(part)
+            part if isinstance(part, int) else short_part(part)
             for part in err.get("loc", ())
             if isinstance(part, (str, int))
         ]

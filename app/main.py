@@ -28,7 +28,9 @@ from app.routes import redirect_slashes_relatively
 from app.threads.collection import router as collection_router
 from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
+from app.threads.scanning import SecretScan
 from loomsync import __version__
+from loomsync.secrets import default_redactor
 
 
 def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
@@ -69,6 +71,9 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
         RateLimiter(settings.rate_limit) if settings.rate_limit_enabled else None
     )
     app.state.metrics = Metrics(engine)
+    app.state.secret_scan = SecretScan(
+        settings.secret_scan, default_redactor(), app.state.metrics.secrets
+    )
     install_handlers(app)
     limited = [Depends(enforce_rate_limit)]
     app.include_router(health_router)

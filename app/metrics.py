@@ -3,6 +3,8 @@
 - ``loomsync_http_requests_total{method, route, status}``: requests answered;
 - ``loomsync_http_request_duration_seconds{method, route, status}``: time to the last byte;
 - ``loomsync_http_requests_in_progress``: requests being served now;
+- ``loomsync_secrets_total{kind, action}``: credentials found in writes
+  (``LOOMSYNC_SECRET_SCAN``, app/threads/scanning.py), ``action`` ``redacted`` or ``rejected``;
 - ``loomsync_db_pool_*``: the connection pool, read at scrape time.
 
 Every response also carries ``Server-Timing: app;dur=<ms>`` (W3C Server Timing): the time from
@@ -90,6 +92,13 @@ class Metrics:
             "Time from the request's arrival to the response's last byte",
             labels,
             buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.secrets = Counter(
+            "loomsync_secrets",
+            "Credentials found in writes (LOOMSYNC_SECRET_SCAN), by kind and what was done:"
+            " redacted (stored as markers) or rejected (422)",
+            ("kind", "action"),
             registry=self.registry,
         )
         self.in_progress = Gauge(

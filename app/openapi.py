@@ -79,6 +79,10 @@ def _register_models(components: dict[str, Any]) -> None:
         "enum": [False],
         "description": "Must be false: private threads never reach the server (API.md §1)",
     }
+    thread["visibility"]["description"] = (
+        "Absent on a new thread: private (API.md §2); absent on a PUT that replaces a thread: "
+        "the stored visibility is kept"
+    )
 
 
 def _not_null(parameter: dict[str, Any]) -> None:

@@ -8,10 +8,13 @@ from pydantic import BaseModel
 
 
 class FieldError(BaseModel):
-    """One validation error: where (``loc``) and what (``msg``); the input is never echoed."""
+    """One validation error: where (``loc``) and what (``msg``); the input is never echoed.
+    ``kind``: for a credential refused under ``LOOMSYNC_SECRET_SCAN=reject``, its kind
+    (``aws-access-key``, ...; issue 12 item 4), never its value."""
 
     loc: list[str | int]
     msg: str
+    kind: str | None = None
 
 
 class Problem(BaseModel):
@@ -35,7 +38,8 @@ DESCRIPTIONS = {
     409: "Version conflict; the body holds the current thread",
     410: "The thread was deleted",
     413: "Body or message count over the limit",
-    422: "Valid JSON that is not a valid document",
+    422: "Valid JSON that is not a valid document, or one holding credentials the server refuses"
+    " (LOOMSYNC_SECRET_SCAN=reject)",
     428: "If-Match is required",
     429: "Too many requests; retry after Retry-After seconds",
     431: "Request head over LOOMSYNC_MAX_HEADER_BYTES; the connection is closed",

@@ -222,7 +222,7 @@ class Thread(_Open):
     agent_state: AgentState | None = None
     metadata: Metadata = Field(default_factory=Metadata)
     is_private: StrictBool = False
-    visibility: Visibility = "organization"
+    visibility: Visibility = "private"
     is_shared_with_support: StrictBool = False
     _always_set: ClassVar[frozenset[str]] = frozenset({"conversation", "metadata"})
 

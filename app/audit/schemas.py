@@ -8,13 +8,17 @@ from pydantic import BaseModel, Field
 
 #: What an event records. ``thread.fork`` names the thread that was copied (the new thread's id
 #: is ``details.fork``); ``thread.visibility`` and ``thread.support_sharing`` give ``details.from``
-#: and ``details.to``.
+#: and ``details.to``; ``thread.secrets_redacted`` and ``thread.secrets_rejected`` (issue 12 item
+#: 4, ``LOOMSYNC_SECRET_SCAN``) give ``details.kinds`` ({kind: count}), ``details.message_indexes``
+#: and ``details.fields`` (top-level fields outside the messages), never a value.
 AuditAction = Literal[
     "thread.create",
     "thread.delete",
     "thread.visibility",
     "thread.support_sharing",
     "thread.fork",
+    "thread.secrets_redacted",
+    "thread.secrets_rejected",
 ]
 AUDIT_ACTIONS: tuple[str, ...] = get_args(AuditAction)
 

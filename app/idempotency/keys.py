@@ -24,6 +24,11 @@ done once:
   create's id). Either way its own work is rolled back and it answers the first's answer; had
   the first failed, the duplicate's own write stands. No 409: the SDK reads one as a version
   conflict.
+- An answer that holds a thread (a create's or fork's 201, ``Location: /api/threads/{id}``)
+  records the thread's id. A later write that replaces the thread's text (PUT, PATCH) rewrites
+  such answers with the thread as it is then (:func:`refresh_answers`): a retry still gets a
+  201 for its create, with the current thread and ``ETag``, and no stored answer keeps text its
+  owner replaced (issue 12 item 3: the server keeps no older version of a replaced message).
 - A key is kept ``LOOMSYNC_IDEMPOTENCY_KEY_TTL`` seconds (24 h); an older row no longer
   replays (the key may be used again), and expired rows are deleted at most every
   ``LOOMSYNC_IDEMPOTENCY_PURGE_INTERVAL`` seconds per process, in the background.
@@ -37,12 +42,13 @@ import json
 import logging
 import re
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request, Response
-from sqlalchemy import Interval, Row, delete, func, literal, select, true
+from sqlalchemy import Interval, Row, delete, func, literal, select, true, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -51,6 +57,7 @@ from app.config import Settings
 from app.database import SettingsDep
 from app.errors import AppError, BadRequest, Unavailable
 from app.idempotency.tables import idempotency_keys as keys
+from loomsync.ids import InvalidThreadId, ThreadId
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +180,7 @@ class Idempotency:
             "status": response.status_code,
             "headers": headers,
             "body": bytes(response.body),
+            "thread_id": answered_thread(headers),
         }
         stmt = insert(keys).values(user_id=self.user_id, key=self.key, **values)
         stmt = stmt.on_conflict_do_update(
@@ -199,6 +207,36 @@ class Idempotency:
             )
         headers = {**stored.headers, REPLAYED_HEADER: "true"}
         return Response(stored.body, status_code=stored.status, headers=headers)
+
+
+_THREAD_LOCATION = re.compile(r"/api/threads/(T-[0-9a-f-]{36})")
+
+
+def answered_thread(headers: dict[str, str]) -> uuid.UUID | None:
+    """The thread an answer's body holds: the one its ``Location`` names (a create's or a
+    fork's 201), else None (an append's answer holds no document)."""
+    location = _THREAD_LOCATION.fullmatch(headers.get("location", ""))
+    if location is None:
+        return None
+    try:
+        return ThreadId.parse(location.group(1)).uuid
+    except InvalidThreadId:
+        return None
+
+
+async def refresh_answers(
+    session: AsyncSession, thread_id: uuid.UUID, body: bytes, etag: str
+) -> None:
+    """Rewrite the stored answers that hold thread ``thread_id`` (:func:`answered_thread`) with
+    ``body``, its output now, and ``etag``, in the caller's (writing) transaction: called by
+    every write that replaces text of a thread and renders it whole (PUT replace, PATCH). Status,
+    ``Location`` and fingerprint stay, so a retry still replays a 201 without writing again. One
+    probe of the partial index ``idempotency_keys_thread``; nothing when no answer holds it."""
+    await session.execute(
+        update(keys)
+        .where(keys.c.thread_id == thread_id)
+        .values(body=body, headers=keys.c.headers.op("||")(func.jsonb_build_object("etag", etag)))
+    )
 
 
 #: For requests without a key (and PUT): :meth:`Idempotency.run` runs the write and commits.

@@ -54,7 +54,7 @@ async def sharing_changed(
 
 def sharing_of(doc: dict[str, Any]) -> tuple[str, bool]:
     """(visibility, is_shared_with_support) of a stored document, with the model's defaults."""
-    return str(doc.get("visibility", "organization")), bool(doc.get("is_shared_with_support"))
+    return str(doc.get("visibility", "private")), bool(doc.get("is_shared_with_support"))
 
 
 async def forked(
@@ -75,6 +75,23 @@ async def forked(
         source_version=source_version,
         up_to=up_to,
     )
+
+
+async def secrets_redacted(
+    session: AsyncSession, audit: AuditContext, thread_id: uuid.UUID, details: dict[str, Any]
+) -> None:
+    """Credentials in a stored write were replaced by markers (``LOOMSYNC_SECRET_SCAN=redact``,
+    issue 12 item 4). ``details``: :meth:`app.threads.scanning.Scanned.details`, never a value."""
+    await audit_log.record(session, audit, "thread.secrets_redacted", thread_id, **details)
+
+
+async def secrets_rejected(
+    session: AsyncSession, audit: AuditContext, thread_id: uuid.UUID, details: dict[str, Any]
+) -> None:
+    """A write refused for its credentials (``LOOMSYNC_SECRET_SCAN=reject``); committed on its
+    own, since the write is not. ``thread_id`` is the thread the write named (a create without
+    an id: the id it would have had). ``details`` as for :func:`secrets_redacted`."""
+    await audit_log.record(session, audit, "thread.secrets_rejected", thread_id, **details)
 
 
 async def deleted(session: AsyncSession, audit: AuditContext, thread_id: uuid.UUID) -> None:

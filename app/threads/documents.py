@@ -122,7 +122,7 @@ def derived_columns(doc: dict[str, Any]) -> dict[str, Any]:
         return clean(value) if isinstance(value, str) else value
 
     return {
-        "visibility": doc.get("visibility", "organization"),
+        "visibility": doc.get("visibility", "private"),
         "is_shared_with_support": bool(doc.get("is_shared_with_support", False)),
         "title": text(metadata.get("title")),
         "tags": [clean(t) for t in metadata.get("tags") or [] if isinstance(t, str)],

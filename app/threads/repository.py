@@ -160,12 +160,19 @@ async def create_or_replace(
     precondition: Precondition,
     *,
     allow_replace: bool = True,
+    keep_visibility: bool = False,
 ) -> tuple[bytes, int, bool]:
     """Store a whole thread (PUT, or POST when ``allow_replace`` is False).
 
     ``doc`` is the storable document (no messages, no column fields); ``timestamps`` may hold
     ``created_at`` and ``last_activity_at`` (datetimes). A base version of 0 creates; another
-    base replaces when it equals the stored version.
+    base replaces when it equals the stored version. ``keep_visibility`` (the body named no
+    ``visibility``): a replace keeps the stored visibility, a create takes ``doc``'s (private,
+    the model's default; API.md §2 "absent on a new thread: private").
+
+    A replace rewrites every message row whose text changed and the document, with their search
+    vectors: no live row keeps the replaced text (dead row versions wait for VACUUM,
+    docs/operations.md).
 
     A create, and a replace that changes visibility or support sharing, leave audit events.
     The caller commits (after recording an idempotent answer, if any).
@@ -253,12 +260,28 @@ async def create_or_replace(
         await rows.insert_messages(session, thread_id, messages)
     else:
         before = (claimed.old_visibility, claimed.old_shared)
+        if keep_visibility and claimed.old_visibility != sharing[0]:
+            doc = {**doc, "visibility": claimed.old_visibility}
+            await _keep_visibility(session, thread_id, doc)
+            sharing = (claimed.old_visibility, sharing[1])
         await auditing.sharing_changed(session, audit, thread_id, before, sharing)
         await rows.replace_messages(session, thread_id, messages)
     await rows.write_commits(session, thread_id, doc, replace=not created)
     # the answer is rendered from what was stored (the same texts a GET splices), not read back
     body = render_document(claimed, doc, [m.body.encode() for m in messages])
     return body, claimed.version, created
+
+
+async def _keep_visibility(
+    session: AsyncSession, thread_id: uuid.UUID, doc: dict[str, Any]
+) -> None:
+    """Put back the visibility a replace without one must keep (the row is locked by the replace,
+    which wrote the default): the column and the document that holds it, nothing indexed."""
+    await session.execute(
+        update(threads)
+        .where(threads.c.id == thread_id)
+        .values(visibility=doc["visibility"], document=cast(literal(dump_json(doc), Text), JSON))
+    )
 
 
 async def claim(

@@ -12,7 +12,7 @@ from app.auth import CurrentPrincipal, Principal
 from app.config import Settings
 from app.database import SessionDep, SettingsDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
-from app.idempotency.keys import NO_KEY, IdempotencyDep
+from app.idempotency.keys import NO_KEY, IdempotencyDep, refresh_answers
 from app.routes import ApiRouter
 from app.threads import repository, service
 from app.threads.documents import (
@@ -24,6 +24,12 @@ from app.threads.documents import (
 from app.threads.params import IfMatch, ThreadIdPath
 from app.threads.preconditions import Precondition, etag, parse_if_match
 from app.threads.responses import json_response
+from app.threads.scanning import (
+    APPEND_MESSAGES,
+    DOCUMENT_MESSAGES,
+    SecretScan,
+    SecretScanDep,
+)
 from app.threads.schemas import (
     AppendRequest,
     AppendResult,
@@ -85,14 +91,20 @@ async def _store_whole(
     session: SessionDep,
     settings: Settings,
     audit: AuditContext,
+    scan: SecretScan,
     raw: Any,
     url_id: ThreadId | None,
     if_match: list[str] | None,
     *,
     allow_replace: bool,
 ) -> Response:
-    thread, raw_messages = service.parse_thread(_object(raw), url_id)
+    body_in = _object(raw)
+    thread, raw_messages = service.parse_thread(body_in, url_id)
     thread_id = url_id or thread.id or ThreadId.new()
+    scanned = scan.scan(body_in)
+    await scan.settle(session, audit, thread_id.uuid, scanned, DOCUMENT_MESSAGES)
+    if scanned.value is not body_in:  # redacted: store (and answer) the redacted document
+        thread, raw_messages = service.parse_thread(scanned.value, url_id)
     origin = service.fork_origin(thread)
     if origin is not None:  # a fork made on the client obeys the rule of a fork on the server
         await repository.check_copy_of(session, audit.principal, origin.uuid)
@@ -107,10 +119,14 @@ async def _store_whole(
         {"created_at": thread.created_at, "last_activity_at": thread.last_activity_at},
         precondition,
         allow_replace=allow_replace,
+        keep_visibility="visibility" not in body_in,
     )
     headers = {"ETag": etag(version)}
     if created:
         headers["Location"] = f"/api/threads/{thread_id}"
+    else:  # no stored answer of an earlier create or fork keeps the text this write replaced
+        await refresh_answers(session, thread_id.uuid, body, headers["ETag"])
+    scan.count(scanned)
     return json_response(body, 201 if created else 200, headers)
 
 
@@ -126,17 +142,22 @@ async def create_thread(
     settings: SettingsDep,
     _: Writer,
     audit: AuditDep,
+    scan: SecretScanDep,
     raw: JsonBody,
     idempotency: IdempotencyDep,
     if_match: IfMatch = None,
 ) -> Response:
-    """Create a thread; without ``id`` the server makes a UUIDv7 id. 409 if the id exists, or if
-    the base version (If-Match or ``version``) is not 0; 403 for a fork made on the client
-    (``metadata.extra.forked_from``) of a thread the caller reads only as support. With
-    ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
+    """Create a thread; without ``id`` the server makes a UUIDv7 id; without ``visibility`` it
+    is private. 409 if the id exists, or if the base version (If-Match or ``version``) is not 0;
+    403 for a fork made on the client (``metadata.extra.forked_from``) of a thread the caller
+    reads only as support. Credentials in the body are redacted, or refused with 422
+    (``LOOMSYNC_SECRET_SCAN``). With ``Idempotency-Key``, a retry gets the first answer
+    (app/idempotency/keys.py)."""
     return await idempotency.run(
         session,
-        lambda: _store_whole(session, settings, audit, raw, None, if_match, allow_replace=False),
+        lambda: _store_whole(
+            session, settings, audit, scan, raw, None, if_match, allow_replace=False
+        ),
     )
 
 
@@ -156,14 +177,20 @@ async def put_thread(
     settings: SettingsDep,
     _: Writer,
     audit: AuditDep,
+    scan: SecretScanDep,
     raw: JsonBody,
     if_match: IfMatch = None,
 ) -> Response:
-    """Create (201) or replace (200) the whole thread; base version from If-Match or ``version``."""
+    """Create (201) or replace (200) the whole thread; base version from If-Match or
+    ``version``. Without ``visibility``, a new thread is private and a replaced one keeps its
+    visibility. A replace leaves no readable copy of the text it replaced. Credentials in the
+    body are redacted, or refused with 422 (``LOOMSYNC_SECRET_SCAN``)."""
     tid = _thread_id(thread_id)
     return await NO_KEY.run(
         session,
-        lambda: _store_whole(session, settings, audit, raw, tid, if_match, allow_replace=True),
+        lambda: _store_whole(
+            session, settings, audit, scan, raw, tid, if_match, allow_replace=True
+        ),
     )
 
 
@@ -201,24 +228,33 @@ async def patch_thread(
     session: SessionDep,
     principal: Writer,
     audit: AuditDep,
+    scan: SecretScanDep,
     raw: JsonBody,
     if_match: IfMatch = None,
 ) -> Response:
-    """JSON merge patch (RFC 7396) of metadata, visibility, is_shared_with_support, archived."""
+    """JSON merge patch (RFC 7396) of metadata, visibility, is_shared_with_support, archived.
+    Credentials in the patch are redacted, or refused with 422 (``LOOMSYNC_SECRET_SCAN``)."""
     tid = _thread_id(thread_id)
     raw_patch = _object(raw)
     patch = service.validate(ThreadPatch, raw_patch)
+    scanned = scan.scan(raw_patch)
+    if scanned.value is not raw_patch:
+        raw_patch = scanned.value
+        patch = service.validate(ThreadPatch, raw_patch)
     values: dict[str, Any] = {}
     if patch.archived is not None:
         values["archived_at"] = (
             func.coalesce(repository.ARCHIVED_AT, func.now()) if patch.archived else None
         )
     row = await repository.claim(session, principal, tid.uuid, parse_if_match(if_match), **values)
+    await scan.settle(session, audit, tid.uuid, scanned, ())
     doc = service.apply_patch(jsontext.loads(row.document_text), raw_patch, patch)
     await repository.store_document(session, tid.uuid, doc, commits_changed=False)
     await repository.audit_sharing(session, audit, tid.uuid, row, doc)
     body = await repository.render(session, tid.uuid)
+    await refresh_answers(session, tid.uuid, body, etag(row.version))
     await session.commit()
+    scan.count(scanned)
     return json_response(body, headers={"ETag": etag(row.version)})
 
 
@@ -232,19 +268,27 @@ async def append_messages(
     thread_id: ThreadIdPath,
     session: SessionDep,
     settings: SettingsDep,
-    principal: Writer,
+    audit: AuditDep,
+    _: Writer,
+    scan: SecretScanDep,
     raw: JsonBody,
     idempotency: IdempotencyDep,
     if_match: IfMatch = None,
 ) -> Response:
     """Append messages (and optionally agent state, activity time, git fields); If-Match required.
-    With ``Idempotency-Key``, a retry gets the first answer (app/idempotency/keys.py)."""
+    Credentials in what is appended are redacted, or refused with 422 (``LOOMSYNC_SECRET_SCAN``;
+    the stored messages are not scanned again). With ``Idempotency-Key``, a retry gets the first
+    answer (app/idempotency/keys.py)."""
     tid = _thread_id(thread_id)
     if if_match is None:
         raise PreconditionRequired("Appending needs If-Match with the version the messages follow.")
     precondition = parse_if_match(if_match)
     raw_body = _object(raw)
     request = service.validate(AppendRequest, raw_body)
+    scanned = scan.scan(raw_body)
+    if scanned.value is not raw_body:
+        raw_body = scanned.value
+        request = service.validate(AppendRequest, raw_body)
     raw_messages = raw_body.get("messages") or []
     values: dict[str, Any] = {
         "message_count": repository.MESSAGE_COUNT + len(raw_messages),
@@ -252,9 +296,10 @@ async def append_messages(
     }
 
     async def write() -> Response:
-        row = await repository.claim(session, principal, tid.uuid, precondition, **values)
+        row = await repository.claim(session, audit.principal, tid.uuid, precondition, **values)
         repository.check_message_limit(row.message_count, settings.max_messages)
         first_seq = row.message_count - len(raw_messages)
+        await scan.settle(session, audit, tid.uuid, scanned, APPEND_MESSAGES, first_seq)
         prepared = prepare_messages(raw_messages, first_seq)
         await repository.append_messages(session, tid.uuid, prepared)
         stored = jsontext.loads(row.document_text)
@@ -264,7 +309,9 @@ async def append_messages(
         result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
         return json_response(result, headers={"ETag": etag(row.version)})
 
-    return await idempotency.run(session, write)
+    response = await idempotency.run(session, write)
+    scan.count(scanned)
+    return response
 
 
 @router.post(
@@ -283,8 +330,10 @@ async def fork_thread(
     idempotency: IdempotencyDep,
 ) -> Response:
     """Copy messages ``[0, up_to)`` into a new private thread owned by the caller; 403 for a
-    caller who reads the thread only through the ``support`` role. With ``Idempotency-Key``, a
-    retry gets the first answer (app/idempotency/keys.py)."""
+    caller who reads the thread only through the ``support`` role. Not scanned for credentials:
+    the request brings no text, and the copy holds what the source, which the caller reads
+    already, holds. With ``Idempotency-Key``, a retry gets the first answer
+    (app/idempotency/keys.py)."""
     tid = _thread_id(thread_id)
     raw = await _json_body(request) if await request.body() else {}
     fork = service.validate(ForkRequest, _object(raw))

@@ -68,7 +68,8 @@ async def test_visibility_and_support_sharing_changes_are_audited(
 ) -> None:
     bob = new_user("bob")
     me = auth(bob)
-    tid = (await client.post("/api/threads", json={}, headers=me)).json()["id"]
+    created = await client.post("/api/threads", json={"visibility": "organization"}, headers=me)
+    tid = created.json()["id"]
     url = f"/api/threads/{tid}"
     assert (await client.patch(url, json={"visibility": "public"}, headers=me)).status_code == 200
     same = await client.patch(url, json={"visibility": "public"}, headers=me)
@@ -104,7 +105,10 @@ async def test_fork_and_delete_are_audited(
     owner, reader = new_user("owner"), new_user("reader")
     source = await client.post(
         "/api/threads",
-        json={"conversation": {"messages": [{"role": "user"}, {"role": "assistant"}]}},
+        json={
+            "visibility": "organization",
+            "conversation": {"messages": [{"role": "user"}, {"role": "assistant"}]},
+        },
         headers=auth(owner, org),
     )
     tid = source.json()["id"]
