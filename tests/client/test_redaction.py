@@ -287,3 +287,26 @@ def test_a_server_that_redacts_more_neither_loops_nor_forks_nor_loses_messages(
         assert a.sync_thread(thread_id).status == "up_to_date"
         a.close()
         b.close()
+
+
+class CountingRedactor(Redactor):
+    """Counts the texts the detector is asked to scan."""
+
+    scanned = 0
+
+    def find(self, text: str) -> list:  # type: ignore[type-arg]
+        self.scanned += 1
+        return super().find(text)
+
+
+def test_a_save_of_one_more_turn_scans_that_turn_only_and_a_changed_message_again(
+    tmp_path: Path,
+) -> None:
+    detector = CountingRedactor()
+    store = LocalThreadStore(tmp_path, redaction=Redaction(detector))
+    thread = store.save(new_thread(50))
+    detector.scanned = 0
+    grown = store.save(with_turns(thread, "one more"))
+    assert detector.scanned <= 10  # the new turn and the fields outside messages, not 51 turns
+    grown.messages[0].content = f"edited in place {AWS}"
+    assert store.save(grown).messages[0].content == f"edited in place {AWS_MARK}"
