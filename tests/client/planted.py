@@ -19,6 +19,7 @@ import base64
 import json
 import random
 import string
+import uuid
 import zlib
 from pathlib import Path
 from typing import Any
@@ -298,6 +299,16 @@ def _lines() -> list[dict[str, Any]]:
 def transcript() -> str:
     """The fixture's text: one JSON object a line."""
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in _lines())
+
+
+def session_copy(folder: Path) -> tuple[Path, str]:
+    """The fixture written into ``folder`` under a fresh session id, and its thread id:
+    session ids are global on a server, so each test that syncs the session imports its own."""
+    session = str(uuid.uuid4())
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session}.jsonl"
+    path.write_text(transcript().replace(SESSION, session), encoding="utf-8")
+    return path, f"T-{session}"
 
 
 def every_value() -> list[tuple[str, str]]:

@@ -213,7 +213,7 @@ def test_adopted_server_copy_with_credentials_is_redacted_here_and_replaced_ther
     server.env["LOOMSYNC_SECRET_SCAN"] = "off"
     server.start()
     try:
-        thread_id = "T-019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
+        thread_id = str(ThreadId.new())  # ids are global on the server: one per test
         seeded = leaky(id=thread_id).model_dump(mode="json", exclude_unset=True)
         headers = {"Authorization": f"Bearer {account}", "If-Match": '"0"'}
         assert (

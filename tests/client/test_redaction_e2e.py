@@ -50,6 +50,7 @@ class Seen:
 
 @dataclass
 class Scenario:
+    thread_id: str
     proxy: RecordingProxy
     owner: Seen
     mate: Seen
@@ -72,9 +73,9 @@ def _person(root: Path) -> Person:
     return Person(home, env)
 
 
-def _seen(client: httpx.Client) -> Seen:
+def _seen(client: httpx.Client, thread_id: str) -> Seen:
     seen = Seen()
-    got = client.get(f"/api/threads/{planted.THREAD_ID}")
+    got = client.get(f"/api/threads/{thread_id}")
     assert got.status_code == 200, got.text
     seen.document = got.text
     for _, value in planted.every_value():
@@ -82,6 +83,14 @@ def _seen(client: httpx.Client) -> Seen:
         assert hits.status_code == 200, hits.text
         seen.searches[value] = _unmarked(hits.text)
     return seen
+
+
+def _list_ids(client: httpx.Client) -> list[str]:
+    """Ids of the threads of the fixture's workspace the caller may read."""
+    params = {"scope": "visible", "limit": 200, "workspace": "/home/dev/payments"}
+    response = client.get("/api/threads", params=params)
+    assert response.status_code == 200, response.text
+    return [row["id"] for row in response.json()["threads"]]
 
 
 def _hit_ids(client: httpx.Client, query: str) -> list[str]:
@@ -98,7 +107,9 @@ def scenario(
     org = f"acme-{suffix}"
     owner_token = create_token(settings, f"owner-{suffix}", org=org)
     mate_token = create_token(settings, f"mate-{suffix}", org=org)
-    owner = _person(tmp_path_factory.mktemp("e2e"))
+    root = tmp_path_factory.mktemp("e2e")
+    owner = _person(root)
+    transcript, thread_id = planted.session_copy(root / "sessions")
     with (
         recording_proxy(live_server.url) as (url, proxy),
         httpx.Client(
@@ -109,24 +120,24 @@ def scenario(
         ) as as_mate,
     ):
         assert owner("login", "--server", url, "--token", owner_token).code == 0
-        imported = owner("import", "claude-code", str(planted.DATA))
+        imported = owner("import", "claude-code", str(transcript))
         assert imported.code == 0, imported.out + imported.err
         agent = owner.agent()  # the session goes on: a snapshot with the remote's userinfo
-        thread = agent.load(planted.THREAD_ID)
+        thread = agent.load(thread_id)
         agent.save(edits.with_fields(thread, git_remote_url=planted.GIT_REMOTE))
         synced = owner("sync")
         assert synced.code == 0, synced.out + synced.err
         before = {
-            "get": as_mate.get(f"/api/threads/{planted.THREAD_ID}").status_code,
-            "list": as_mate.get("/api/threads", params={"scope": "visible"}).json()["threads"],
-            "search": _hit_ids(as_mate, "REDACTED aws"),
+            "get": as_mate.get(f"/api/threads/{thread_id}").status_code,
+            "list": thread_id in _list_ids(as_mate),
+            "search": thread_id in _hit_ids(as_mate, "REDACTED aws"),
         }
         markers = {"owner": _hit_ids(as_owner, "REDACTED aws")}
-        owner_seen = _seen(as_owner)
-        shared = owner("share", planted.THREAD_ID, "--visibility", "organization")
+        owner_seen = _seen(as_owner, thread_id)
+        shared = owner("share", thread_id, "--visibility", "organization")
         assert shared.code == 0, shared.out + shared.err
         markers["mate"] = _hit_ids(as_mate, "REDACTED aws")
-        yield Scenario(proxy, owner_seen, _seen(as_mate), before, markers)
+        yield Scenario(thread_id, proxy, owner_seen, _seen(as_mate, thread_id), before, markers)
 
 
 def test_the_fixture_is_what_planted_writes() -> None:
@@ -164,11 +175,11 @@ def test_org_mate_get_and_search_after_share_find_none_of_it(scenario: Scenario,
 
 
 def test_markers_are_searchable(scenario: Scenario) -> None:
-    assert planted.THREAD_ID in scenario.markers["owner"]
-    assert planted.THREAD_ID in scenario.markers["mate"]
+    assert scenario.thread_id in scenario.markers["owner"]
+    assert scenario.thread_id in scenario.markers["mate"]
     assert "[REDACTED:aws-access-key]" in scenario.mate.document
 
 
 def test_an_org_mate_sees_nothing_until_the_owner_shares(scenario: Scenario) -> None:
-    assert scenario.before_share == {"get": 404, "list": [], "search": []}
+    assert scenario.before_share == {"get": 404, "list": False, "search": False}
     assert '"visibility":"organization"' in scenario.mate.document.replace(" ", "")

@@ -95,19 +95,20 @@ def test_redact_rewrites_the_local_copy_and_says_what_it_replaced(person: Person
 def test_redact_replaces_a_server_copy_that_reached_the_server_unredacted(
     person: Person, scan_off_server: LiveServer, account: str
 ) -> None:
-    seeded = leaky(id=THREAD).model_dump(mode="json", exclude_unset=True)
+    thread_id = f"T-{uuid.uuid4()}"  # ids are global on the server: one per test
+    seeded = leaky(id=thread_id).model_dump(mode="json", exclude_unset=True)
     put = httpx.put(
-        f"{scan_off_server.url}/api/threads/{THREAD}",
+        f"{scan_off_server.url}/api/threads/{thread_id}",
         json=seeded,
         headers={**headers(account), "If-Match": '"0"'},
     )
     assert put.status_code == 201
     assert AWS in put.text  # the premise: the server holds the credential
     assert login(person, scan_off_server, account).code == 0
-    done = person("redact", THREAD)
+    done = person("redact", thread_id)
     assert done.code == 0, done.err
-    assert done.out == f"{THREAD}: replaced 4 (aws-access-key 2, github-token 2); synced.\n"
-    copy = httpx.get(f"{scan_off_server.url}/api/threads/{THREAD}", headers=headers(account))
+    assert done.out == f"{thread_id}: replaced 4 (aws-access-key 2, github-token 2); synced.\n"
+    copy = httpx.get(f"{scan_off_server.url}/api/threads/{thread_id}", headers=headers(account))
     assert copy.status_code == 200
     assert holds_no_secret(copy.text)
     for value in (AWS, GH):
@@ -151,15 +152,17 @@ def test_new_threads_get_the_configured_visibility_and_existing_ones_keep_theirs
     person.paths.config_file.write_text(
         person.paths.config_file.read_text() + 'default_visibility = "organization"\n'
     )
-    imported = person("import", "claude-code", str(planted.DATA))
+    transcript, thread_id = planted.session_copy(person.home / "sessions")
+    imported = person("import", "claude-code", str(transcript))
     assert imported.code == 0, imported.err
-    copy = httpx.get(f"{live_server.url}/api/threads/{planted.THREAD_ID}", headers=headers(account))
+    copy = httpx.get(f"{live_server.url}/api/threads/{thread_id}", headers=headers(account))
     assert copy.json()["visibility"] == "organization"
-    assert person("share", planted.THREAD_ID, "--visibility", "private").code == 0
-    again = person("import", "claude-code", str(planted.DATA))
+    assert person("share", thread_id, "--visibility", "private").code == 0
+    again = person("import", "claude-code", str(transcript))
     assert again.code == 0
+    assert "0 created, 0 updated, 1 unchanged" in again.out
     agent = person.agent()
-    assert agent.load(planted.THREAD_ID).visibility == "private"
+    assert agent.load(thread_id).visibility == "private"
     assert agent.save(leaky()).visibility == "private"  # the agent's store reads no config
 
 
