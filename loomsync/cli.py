@@ -30,7 +30,7 @@ from loomsync.errors import AuthError, ConfigError, LoomsyncError
 from loomsync.export import export as export_thread
 from loomsync.importers import FORMATS
 from loomsync.importing import import_sessions, session_files
-from loomsync.model import Thread, Visibility
+from loomsync.model import Thread
 from loomsync.resume import Resumed, workspace_changes
 from loomsync.summary import ArchivedFilter, SyncOutcome
 from loomsync.syncing import SyncingThreadStore
@@ -236,31 +236,6 @@ def search(
         console.print(render.search_hits(results.hits))
 
 
-@app.command()
-def share(
-    thread: ThreadArg,
-    visibility: Annotated[
-        Visibility | None, typer.Option(help="private | organization | public.")
-    ] = None,
-    support: Annotated[
-        bool | None, typer.Option("--support/--no-support", help="Let the support role read it.")
-    ] = None,
-) -> None:
-    """Change who may read a thread on the server."""
-    if visibility is None and support is None:
-        raise typer.BadParameter("give --visibility and/or --support/--no-support")
-    with _store() as store:
-        shared = store.share(thread, visibility=visibility, shared_with_support=support)
-        note = _sync_now(store, thread)
-    who = {"private": "only you", "organization": "your organization", "public": "everyone"}
-    support_note = (
-        "shared with support" if shared.is_shared_with_support else "not shared with support"
-    )
-    console.print(
-        f"{shared.id}: visible to {who[shared.visibility]} ({shared.visibility}), {support_note}; {note}."
-    )
-
-
 def _edit_command(verb: str, thread_id: str, change: Any) -> None:
     with _store() as store:
         change(store, thread_id)
@@ -386,7 +361,7 @@ def export(
     """Export a thread as JSON (exact document) or Markdown (a transcript)."""
     with _store() as store:
         loaded = store.load(thread)
-    text = export_thread(loaded, fmt)  # printable already (see loomsync.export)
+        text = export_thread(loaded, fmt, store.local.redaction)  # printable (loomsync.export)
     if output is None:
         console.write_text(text)
     else:
@@ -423,7 +398,7 @@ def import_command(
             task = progress.add_task("import", total=len(files))
             summary = import_sessions(
                 store, fmt, files, existing=store.local, since=when, dry_run=dry_run,
-                progress=lambda _: progress.advance(task),
+                progress=lambda _: progress.advance(task), redaction=store.local.redaction,
             )  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []
@@ -442,6 +417,9 @@ def import_command(
         raise typer.Exit(1)
 
 
+from loomsync import secretscli  # noqa: E402  (registers scan, redact, share on the app)
+
+
 def main() -> None:
     """Entry point of the ``loomsync`` command: SDK errors become one red line and exit code 1.
 
@@ -458,4 +436,4 @@ def main() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "secretscli"]

@@ -10,6 +10,10 @@
 - Errors map to :mod:`loomsync.errors` (:mod:`loomsync.problems`); a 409 carries the server's
   copy of the thread. 2xx bodies are read by :mod:`loomsync.responses`, trusting nothing.
 - A thread with ``is_private = true`` is refused before any byte is sent.
+- What a write sends is redacted first (:class:`loomsync.redaction.Redaction`, issue 12 item 1):
+  ``put_thread``, ``append_messages`` and ``patch_thread`` replace every credential with its
+  marker, whoever calls them (the sync engine, :class:`~loomsync.remote.RemoteThreadStore`, a
+  script). :meth:`ThreadSyncClient.request` is the transport and sends what it is given.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from loomsync.errors import (
 )
 from loomsync.model import Message, Thread
 from loomsync.problems import error_for
+from loomsync.redaction import Redaction, default_redaction
 from loomsync.responses import SkippedEntry
 from loomsync.summary import ArchivedFilter, SearchHit, SearchResults, ThreadSummary
 
@@ -101,6 +106,7 @@ class ThreadSyncClient:
         backoff_max: longest delay in seconds.
         transport: an httpx transport (tests that simulate the network failing).
         sleep: the sleep function used between retries.
+        redaction: what every write is redacted with (default: no allow-list).
     """
 
     def __init__(
@@ -114,10 +120,12 @@ class ThreadSyncClient:
         backoff_max: float = 8.0,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        redaction: Redaction | None = None,
     ) -> None:
         if not server_url.startswith(("http://", "https://")):
             raise ConfigError(f"server URL must start with http:// or https://: {server_url!r}")
         self.server_url = server_url.rstrip("/")
+        self.redaction = redaction or default_redaction()
         headers = {
             "User-Agent": f"loomsync/{__version__}",
             "X-Loomsync-Version": __version__,
@@ -154,6 +162,7 @@ class ThreadSyncClient:
             retries=config.retries,
             backoff=config.backoff,
             backoff_max=config.backoff_max,
+            redaction=Redaction(config.redactor()),
         )
 
     def close(self) -> None:
@@ -251,7 +260,8 @@ class ThreadSyncClient:
         return thread
 
     def put_thread(self, thread: Thread, *, base_version: int) -> Thread:
-        """``PUT /api/threads/{id}`` with ``If-Match: "<base_version>"`` (0 creates).
+        """``PUT /api/threads/{id}`` with ``If-Match: "<base_version>"`` (0 creates), the
+        thread redacted; returns the server's copy (a server may redact more).
 
         Raises:
             PrivateThreadError: the thread is private (nothing is sent).
@@ -259,7 +269,7 @@ class ThreadSyncClient:
         """
         if thread.is_private:
             raise PrivateThreadError(str(thread.id))
-        doc = codec.document(thread)
+        doc = codec.document(self.redaction.thread(thread))
         doc["version"] = base_version
         response = self.request(
             "PUT",
@@ -280,15 +290,19 @@ class ThreadSyncClient:
     ) -> AppendResult:
         """``POST /api/threads/{id}/messages``: append after ``base_version`` (If-Match).
 
-        ``fields`` may hold ``agent_state``, ``last_activity_at`` and the git fields. The
+        ``fields`` may hold ``agent_state``, ``last_activity_at`` and the git fields; messages
+        and fields are redacted. The
         ``Idempotency-Key`` is derived from the thread, base version and body
         (:func:`loomsync.idempotency.append_key`), so the same append resent after a restart
         gets the first answer too.
         """
         content = codec.dumps(
             {
-                **(fields or {}),
-                "messages": [m.model_dump(mode="python", exclude_unset=True) for m in messages],
+                **self.redaction.value(dict(fields or {})),
+                "messages": [
+                    m.model_dump(mode="python", exclude_unset=True)
+                    for m in self.redaction.messages(messages)
+                ],
             }
         )
         data = self.request(
@@ -305,11 +319,12 @@ class ThreadSyncClient:
     def patch_thread(
         self, thread_id: str, patch: Mapping[str, Any], *, base_version: int | None = None
     ) -> Thread:
-        """``PATCH /api/threads/{id}``: merge patch of metadata, visibility, sharing, archived."""
+        """``PATCH /api/threads/{id}``: merge patch of metadata, visibility, sharing, archived
+        (redacted: a title or tag can hold a credential too)."""
         response = self.request(
             "PATCH",
             f"/api/threads/{thread_id}",
-            body=dict(patch),
+            body=self.redaction.value(dict(patch)),
             if_match=base_version,
             thread_id=thread_id,
         )

@@ -1,6 +1,14 @@
 """Client configuration (ARCHITECTURE.md "Configuration"): where files live, which server, token.
 
-- ``$XDG_CONFIG_HOME/loomsync/config.toml``: ``server_url`` and the retry settings below.
+- ``$XDG_CONFIG_HOME/loomsync/config.toml``: ``server_url``, the retry settings below,
+  ``default_visibility`` (of new threads: ``private`` unless it says ``organization`` or
+  ``public``, issue 12 item 5) and the redaction allow-list (issue 12 item 3)::
+
+      default_visibility = "private"
+
+      [redaction]
+      allow = ["AKIAIOSFODNN7EXAMPLE"]          # exact strings that are never redacted
+      allow_patterns = ["sk-test-[0-9a-f]{8}"]  # Python regexes, matched against a whole finding
 - ``$XDG_CONFIG_HOME/loomsync/token``: the bearer token alone, mode 0600.
 - ``LOOMSYNC_SERVER_URL``, ``LOOMSYNC_TOKEN`` (and ``LOOMSYNC_TIMEOUT``, ``LOOMSYNC_RETRIES``,
   ...) override both files.
@@ -13,17 +21,22 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from loomsync.errors import ConfigError
 from loomsync.files import atomic_write, ensure_dir
+from loomsync.model import Visibility
+from loomsync.secrets import Redactor
+
+VISIBILITIES = ("private", "organization", "public")
 
 APP_NAME = "loomsync"
 
@@ -71,6 +84,29 @@ def default_paths() -> ClientPaths:
     )
 
 
+class RedactionConfig(BaseModel):
+    """``[redaction]`` of config.toml: what the user decided is not a secret (issue 12 item 3).
+
+    ``allow``: exact strings never redacted; ``allow_patterns``: Python regular expressions,
+    each matched against the whole text of a finding (``re.fullmatch``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list)
+    allow_patterns: list[str] = Field(default_factory=list)
+
+    @field_validator("allow_patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} is not a valid regex: {exc}") from None
+        return patterns
+
+
 class ClientConfig(BaseSettings):
     """Client settings. Durations in seconds.
 
@@ -89,6 +125,21 @@ class ClientConfig(BaseSettings):
     queue_backoff_max: float = Field(
         default=300.0, ge=0, description="longest delay before the background sync retries"
     )
+    default_visibility: Visibility = Field(
+        default="private", description="visibility of new threads that do not choose one"
+    )
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig)
+
+    @field_validator("default_visibility", mode="before")
+    @classmethod
+    def _visibility(cls, value: Any) -> Any:
+        if value not in VISIBILITIES:
+            raise ValueError(f"must be one of {', '.join(VISIBILITIES)}, not {value!r}")
+        return value
+
+    def redactor(self) -> Redactor:
+        """The :class:`loomsync.secrets.Redactor` with this configuration's allow-list."""
+        return Redactor(allow=self.redaction.allow, allow_patterns=self.redaction.allow_patterns)
 
     @classmethod
     def settings_customise_sources(
@@ -135,7 +186,9 @@ def load_config(paths: ClientPaths | None = None, **overrides: Any) -> ClientCon
         return ClientConfig(**values)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
-        raise ConfigError(f"invalid client configuration: {first['loc']}: {first['msg']}") from None
+        where = ".".join(str(part) for part in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"invalid client configuration: {where}: {message}") from None
 
 
 def _toml_value(value: Any) -> str:
@@ -143,16 +196,35 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     return json.dumps(str(value))  # a JSON string is a valid TOML basic string
 
 
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def toml_text(values: dict[str, Any]) -> str:
+    """TOML for config.toml: top-level keys, then one ``[table]`` per dict (one level deep,
+    what :class:`ClientConfig` reads)."""
+    lines = [
+        f"{_toml_key(k)} = {_toml_value(v)}" for k, v in values.items() if not isinstance(v, dict)
+    ]
+    for name, table in values.items():
+        if isinstance(table, dict):
+            lines += ["", f"[{_toml_key(name)}]"]
+            lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
 def save_login(paths: ClientPaths, server_url: str, token: str) -> None:
-    """Store ``server_url`` in config.toml (other keys kept) and the token (mode 0600)."""
+    """Store ``server_url`` in config.toml (other keys and tables kept) and the token (mode
+    0600)."""
     ensure_dir(paths.config_dir).chmod(0o700)  # the token's folder: owner only
     values = _read_toml(paths.config_file)
     values["server_url"] = server_url.rstrip("/")
-    lines = [f"{key} = {_toml_value(value)}" for key, value in values.items()]
-    atomic_write(paths.config_file, ("\n".join(lines) + "\n").encode())
+    atomic_write(paths.config_file, toml_text(values).encode())
     atomic_write(paths.token_file, (token.strip() + "\n").encode())
 
 
@@ -169,8 +241,10 @@ __all__ = [
     "APP_NAME",
     "ClientConfig",
     "ClientPaths",
+    "RedactionConfig",
     "clear_login",
     "default_paths",
     "load_config",
     "save_login",
+    "toml_text",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from loomsync.client import ThreadSyncClient
 from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
 from loomsync.memory import MemoryThreadStore
+from loomsync.redaction import Redaction
 from loomsync.store import LocalThreadStore
 from loomsync.syncing import Report, SyncingThreadStore
 
@@ -31,7 +32,9 @@ def open_store(
         ephemeral: a :class:`MemoryThreadStore` instead: nothing on disk, nothing sent.
         on_report: called with notable sync outcomes (forks, 410s, failures).
 
-    Not logged in, the store still saves locally and queues every change for later.
+    Not logged in, the store still saves locally and queues every change for later. What is
+    stored and sent is redacted with the configured allow-list; new threads that set no
+    visibility get ``default_visibility`` (issue 12).
 
     Raises:
         ConfigError: the configuration is invalid.
@@ -40,8 +43,13 @@ def open_store(
         return MemoryThreadStore()
     paths = paths or default_paths()
     config = config or load_config(paths)
+    local = LocalThreadStore(
+        paths.threads_dir,
+        redaction=Redaction(config.redactor()),
+        default_visibility=config.default_visibility,
+    )
     return SyncingThreadStore(
-        LocalThreadStore(paths.threads_dir),
+        local,
         make_client(config),
         sync_dir=paths.sync_dir,
         background=background,

@@ -12,6 +12,12 @@ Push of one thread (API.md section 9):
    413, 422 and other refusals: mark failed with the server's reason; everything else goes on.
    Network errors, 408, 429, 5xx: keep the entry, back off, stop this run (the server is away).
 
+A server that redacts more than this client (issue 12, item 1) answers a PUT with a copy that
+differs only by ``[REDACTED:<kind>]`` markers: they are written into the local file and the
+base, so nothing loops or forks (the merges of :mod:`loomsync.merge` treat such copies as equal
+too). Copies adopted from the server are redacted like every save; one that the redaction
+changed is queued, so the server's copy is replaced.
+
 Local writes made here (merges, adoptions) are compare-and-swap on the file's stamp, under the
 thread's lock: a writer that saved meanwhile is never overwritten; the push starts over instead.
 Only one process pushes a thread at a time (a per-thread sync lock).
@@ -43,7 +49,7 @@ from loomsync.errors import (
 from loomsync.files import ensure_dir
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, stamp_of
-from loomsync.merge import plan_push, resolve_conflict, sync_base
+from loomsync.merge import adopt_markers, plan_push, resolve_conflict, snapshot, sync_base
 from loomsync.model import Metadata, Thread
 from loomsync.responses import SkippedEntry
 from loomsync.store import LocalThreadStore
@@ -273,6 +279,7 @@ class SyncEngine:
                 return SyncOutcome(thread_id, "private", detail="private: never sent")
             base = self.states.get(thread_id).base
             plan = plan_push(local, base)
+            sent = local  # what the server holds once this push lands, in local terms
             try:
                 if plan.kind == "none":
                     return SyncOutcome(
@@ -284,9 +291,9 @@ class SyncEngine:
                         thread_id, plan.messages, base_version=base.version, fields=plan.fields
                     ).version
                 else:
-                    version = self.client.put_thread(
-                        local, base_version=base.version if base else 0
-                    ).version
+                    stored = self.client.put_thread(local, base_version=base.version if base else 0)
+                    version = stored.version
+                    sent = self._take_markers(thread_id, stored, local, stamp)
             except ConflictError as conflict:
                 outcome = self._resolve(thread_id, local, stamp, conflict)
                 if outcome is not None:
@@ -294,7 +301,8 @@ class SyncEngine:
                 continue
             with self.local.locked(thread_id):
                 state = self.states.get(thread_id)
-                state.base = sync_base(plan.snapshot or local, version)
+                taken = snapshot(sent) if sent is not local else None
+                state.base = sync_base(taken or plan.snapshot or local, version)
                 self.states.put(thread_id, state)
             detail = (
                 f"{plan.kind}: {len(plan.messages)} new message(s)"
@@ -303,6 +311,28 @@ class SyncEngine:
             )
             return SyncOutcome(thread_id, "synced", detail=detail, version=version)
         return SyncOutcome(thread_id, "pending", detail="the thread kept changing; will retry")
+
+    def _take_markers(self, thread_id: str, stored: Thread, local: Thread, stamp: Stamp) -> Thread:
+        """After a PUT: the server may have redacted more than this client (issue 12, item 1).
+        Where its copy differs from ``local`` only by markers, write them into the local file
+        (if nobody saved meanwhile; else the next save's merge takes them). Returns what the
+        server holds in local terms: ``local`` itself, or ``local`` with the server's markers."""
+        sent = adopt_markers(stored, local)
+        if sent is local:
+            return local
+        with self.local.locked(thread_id):
+            try:
+                current, now = self.local.load_stamped(thread_id)
+            except (ThreadNotFoundError, CorruptThreadError):
+                return sent
+            adopted = adopt_markers(stored, current)
+            if adopted is not current and self.local.save_if_unchanged(adopted, now):
+                if now == stamp:  # the push read this file: the entry is done
+                    self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
+        log.info(
+            "the server redacted more of %s than this client; its markers were kept", thread_id
+        )
+        return sent
 
     def _resolve(
         self, thread_id: str, local: Thread, stamp: Stamp, conflict: ConflictError
@@ -353,14 +383,21 @@ class SyncEngine:
     # -- pulling --------------------------------------------------------------------------
 
     def adopt(self, server: Thread, stamp: Stamp | None) -> bool:
-        """Make the server's copy the local copy if the file still has ``stamp`` (None: absent)."""
+        """Make the server's copy the local copy if the file still has ``stamp`` (None: absent).
+
+        The copy is redacted as every save is; if that changed it (the server holds credentials
+        a client that is not loomsync sent), the redacted copy is queued to replace the
+        server's."""
         thread_id = str(server.id)
+        clean = self.local.redaction.thread(server)
         with self.local.locked(thread_id):
-            if not self.local.save_if_unchanged(server, stamp):
+            if not self.local.save_if_unchanged(clean, stamp, redacted=True):
                 return False
             state = self.states.get(thread_id)
             state.base = sync_base(server, server.version)
             self.states.put(thread_id, state)
+            if clean is not server and not clean.is_private:
+                self.queue.add(thread_id, "save")  # the server holds credentials: replace them
         return True
 
     def pull(self) -> list[SyncOutcome]:

@@ -32,6 +32,7 @@ from markdown_it.token import Token
 
 from loomsync import codec, jsontext
 from loomsync.model import Message, Thread, format_utc_minute
+from loomsync.redaction import Redaction, default_redaction
 from loomsync.terminal import json_text, printable
 
 ExportFormat = Literal["json", "markdown"]
@@ -173,12 +174,14 @@ def to_markdown(thread: Thread) -> str:
     return "\n".join(lines) + "\n\n---\n\n" + "\n\n".join(sections) + "\n"
 
 
-def export(thread: Thread, fmt: ExportFormat) -> str:
-    """Export as ``"json"`` or ``"markdown"``.
+def export(thread: Thread, fmt: ExportFormat, redaction: Redaction | None = None) -> str:
+    """Export as ``"json"`` or ``"markdown"``, redacted (issue 12, item 1: an export is a copy
+    that leaves loomsync's hands) with ``redaction`` (default: no allow-list).
 
     Raises:
         ValueError: an unknown format.
     """
+    thread = (redaction or default_redaction()).thread(thread)
     if fmt == "json":
         return to_json(thread)
     if fmt == "markdown":

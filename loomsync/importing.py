@@ -3,6 +3,11 @@
 The importers (:mod:`loomsync.importers`) turn files into thread documents with stable ids, so
 importing the same sessions again changes nothing and a session that grew updates its thread:
 the new messages extend the stored ones, and the sync sends them with one append.
+
+Each imported session is redacted before it is compared with the stored copy (which is
+redacted: issue 12, item 1), so a re-import of a session holding credentials is "unchanged",
+not an update. A new session gets the store's default visibility (``private`` unless
+configured); a stored copy keeps the visibility it has.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, Protocol
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
 from loomsync.importers import FORMATS, ImportResult
 from loomsync.model import Thread
+from loomsync.redaction import Redaction, default_redaction
 from loomsync.terminal import printable
 
 #: Fields a person may have changed on this machine since an earlier import; a re-import keeps
@@ -128,12 +134,14 @@ def import_sessions(
     since: datetime | None = None,
     dry_run: bool = False,
     progress: Callable[[Path], None] | None = None,
+    redaction: Redaction | None = None,
 ) -> ImportSummary:
     """Import every session in ``files`` into ``store``.
 
     ``existing`` answers what is already stored (the local store: an import never asks the
     server). A thread whose ``last_activity_at`` is before ``since`` (UTC) is left out. With
-    ``dry_run`` nothing is written. ``progress`` is called after each file.
+    ``dry_run`` nothing is written. ``progress`` is called after each file. ``redaction``:
+    the store's (default: the detector without an allow-list).
 
     Raises:
         KeyError: unknown format.
@@ -146,7 +154,8 @@ def import_sessions(
         summary.skipped_lines.update(result.skipped)
         summary.warnings.extend(result.warnings)
         for thread in result.threads:
-            _import_one(store, existing, thread, since, dry_run, summary)
+            clean = (redaction or default_redaction()).thread(thread)
+            _import_one(store, existing, clean, since, dry_run, summary)
         if progress is not None:
             progress(path)
     return summary

@@ -3,7 +3,8 @@
 ``<threads folder>/.index.json`` maps each thread id to the summary of its file and the file's
 stamp (inode, size, mtime and ctime in ns). A listing stats every file (cheap) and parses only
 the files whose stamp changed; a missing or unreadable index is rebuilt from the files. Saves do
-not touch the index: it is refreshed lazily by the next listing.
+not touch the index: it is refreshed lazily by the next listing. Summaries are redacted before
+they are cached (issue 12, item 1), even those of files written before redaction existed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from loomsync import codec
 from loomsync.errors import StoreLockedError
 from loomsync.files import atomic_write
 from loomsync.model import Thread
+from loomsync.redaction import Redaction, default_redaction
 from loomsync.summary import ThreadSummary
 
 log = logging.getLogger(__name__)
@@ -47,9 +49,13 @@ class SummaryIndex:
         lock: held while the index file is written.
     """
 
-    def __init__(self, folder: Path, *, lock_timeout: float = 5.0) -> None:
-        """Index ``folder``; ``lock_timeout`` (s) bounds the wait to write the index file."""
+    def __init__(
+        self, folder: Path, *, lock_timeout: float = 5.0, redaction: Redaction | None = None
+    ) -> None:
+        """Index ``folder``; ``lock_timeout`` (s) bounds the wait to write the index file;
+        ``redaction`` redacts each summary before it is cached."""
         self.folder = folder
+        self.redaction = redaction or default_redaction()
         self.path = folder / INDEX_NAME
         self.lock = FileLock(str(folder / ".locks" / "index.lock"))
         self._lock_timeout = lock_timeout
@@ -102,7 +108,7 @@ class SummaryIndex:
                 self.files_parsed += 1
                 thread = read(Path(entry.path))
                 if thread is not None:
-                    summary = ThreadSummary.of(thread).model_dump(mode="json")
+                    summary = self.redaction.value(ThreadSummary.of(thread).model_dump(mode="json"))
                     fresh[thread_id] = {"stamp": stamp, "summary": summary}
         if changed or fresh.keys() != cached.keys():
             self._write(fresh)

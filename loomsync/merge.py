@@ -15,6 +15,11 @@ messages) plus every other field. Three decisions live here:
 Fields merge three-way against a common ancestor: a field only one side changed takes that
 side's value; both changed: the local (or writer's) value wins, dicts merge key by key, commit
 lists are unioned.
+
+Before comparing, each side takes over the redaction markers of the other
+(:func:`adopt_markers`): a copy that differs only where the other side wrote
+``[REDACTED:<kind>]`` is the same copy, redacted (a server that redacts more than this client,
+issue 12, item 1), not a divergent history; the merge keeps the redacted text.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from loomsync import codec
+from loomsync.markers import adopt_redactions
 from loomsync.model import SERVER_FIELDS, Message, Thread
 
 #: Fields ``POST …/messages`` can carry besides messages (API.md section 6).
@@ -217,6 +223,24 @@ def build(
     return Thread.model_validate(data)
 
 
+def adopt_markers(source: Thread, target: Thread) -> Thread:
+    """``target`` with every message and field that ``source`` holds in redacted form (equal
+    but for markers, :func:`loomsync.markers.is_redaction_of`) taken from ``source``; the same
+    object when there is none. Messages are compared position by position."""
+    source_messages, source_fields = split(source)
+    target_messages, target_fields = split(target)
+    messages = list(target.messages)
+    changed = False
+    for index, (mine, theirs) in enumerate(zip(target_messages, source_messages, strict=False)):
+        if mine != theirs and (adopted := adopt_redactions(theirs, mine)) is not mine:
+            messages[index] = Message.model_validate(adopted)
+            changed = True
+    fields = adopt_redactions(source_fields, target_fields)
+    if not changed and fields is target_fields:
+        return target
+    return build(target, fields, messages)
+
+
 @dataclass(frozen=True, slots=True)
 class Resolution:
     """Outcome of a 409 merge.
@@ -231,7 +255,10 @@ class Resolution:
 
 
 def resolve_conflict(local: Thread, base: SyncBase | None, server: Thread) -> Resolution:
-    """Merge the local copy with the server's copy (``current`` of a 409)."""
+    """Merge the local copy with the server's copy (``current`` of a 409); redaction markers
+    either side holds are kept (:func:`adopt_markers`)."""
+    local = adopt_markers(server, local)
+    server = adopt_markers(local, server)
     local_messages, local_fields = split(local)
     server_messages, server_fields = split(server)
     if is_prefix(server_messages, local_messages):
@@ -265,8 +292,11 @@ def merge_save(writer: Thread, previous: Snapshot | None, current: Thread) -> Sa
         current: the file as it is now.
 
     Returns ``fork=True`` when both added different messages: ``current`` stays, and the
-    writer's copy must go to a fork. Otherwise the merged thread to write.
+    writer's copy must go to a fork. Otherwise the merged thread to write. Redaction markers
+    either side holds are kept (:func:`adopt_markers`).
     """
+    writer = adopt_markers(current, writer)
+    current = adopt_markers(writer, current)
     writer_messages, writer_fields = split(writer)
     current_messages, current_fields = split(current)
     if is_prefix(current_messages, writer_messages):
@@ -290,6 +320,7 @@ __all__ = [
     "SaveMerge",
     "Snapshot",
     "SyncBase",
+    "adopt_markers",
     "build",
     "digests",
     "is_prefix",

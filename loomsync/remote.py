@@ -33,11 +33,19 @@ class RemoteThreadStore:
     Args:
         client: the HTTP client (owned: :meth:`close` closes it).
         scope: ``"mine"`` (default) or ``"visible"`` for :meth:`list` and :meth:`search`.
+        default_visibility: sent for a new thread (version 0) that sets no visibility.
     """
 
-    def __init__(self, client: ThreadSyncClient, *, scope: Scope = "mine") -> None:
+    def __init__(
+        self,
+        client: ThreadSyncClient,
+        *,
+        scope: Scope = "mine",
+        default_visibility: Visibility = "private",
+    ) -> None:
         self.client = client
         self.scope: Scope = scope
+        self.default_visibility: Visibility = default_visibility
 
     def load(self, thread_id: ThreadRef) -> Thread:
         """``GET`` the thread. Raises RemoteNotFoundError (a ThreadNotFoundError), SyncError."""
@@ -50,7 +58,8 @@ class RemoteThreadStore:
         raise UnsupportedOperationError(FILE_UNSUPPORTED)
 
     def save(self, thread: Thread) -> Thread:
-        """``PUT`` with ``If-Match: "<thread.version>"``; returns the server's copy.
+        """``PUT`` with ``If-Match: "<thread.version>"``, redacted by the client; returns the
+        server's copy. A new thread (version 0) without a visibility gets the default one.
 
         Raises:
             PrivateThreadError: ``is_private`` threads are never sent.
@@ -59,6 +68,8 @@ class RemoteThreadStore:
         if thread.is_private:
             raise PrivateThreadError(str(thread.id) if thread.id else None)
         thread = edits.prepared(thread)
+        if thread.version == 0 and "visibility" not in thread.model_fields_set:
+            thread = thread.model_copy(update={"visibility": self.default_visibility})
         return self.client.put_thread(thread, base_version=thread.version)
 
     def save_and_sync(self, thread: Thread) -> SyncOutcome:

@@ -6,6 +6,11 @@ once and a kill at any instant leaves the old file or the new one, never a torn 
 that does not parse is reported (``problems``, a warning in the log, :class:`CorruptThreadError`
 from ``load``) and moved to ``.quarantine/``; it is never uploaded and never replaced by an
 empty thread.
+
+What is written is redacted (issue 12, item 1): every save goes through :meth:`prepare`, so the
+files, the quarantine copies and the summary index hold ``[REDACTED:<kind>]`` markers, never a
+credential. A new thread that does not choose its visibility gets the store's
+``default_visibility`` (``private`` unless configured, issue 12 item 5).
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from loomsync.files import (
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
 from loomsync.model import Thread, Visibility
+from loomsync.redaction import Redaction, default_redaction
 from loomsync.search import may_match, query_words, search_threads
+from loomsync.secrets import Located
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
 
 log = logging.getLogger(__name__)
@@ -190,6 +197,8 @@ class LocalThreadStore(EditingMixin):
         root: the folder.
         problems: corrupt files found (and quarantined) by this object.
         index: the summary cache behind :meth:`list`.
+        redaction: the redaction step every write goes through.
+        default_visibility: the visibility of a new thread that does not set one.
     """
 
     def __init__(
@@ -197,14 +206,19 @@ class LocalThreadStore(EditingMixin):
         root: str | os.PathLike[str] | None = None,
         *,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        redaction: Redaction | None = None,
+        default_visibility: Visibility = "private",
     ) -> None:
-        """Open (creating if needed) the folder ``root``; ``lock_timeout`` in seconds."""
+        """Open (creating if needed) the folder ``root``; ``lock_timeout`` in seconds;
+        ``redaction`` defaults to the detector without an allow-list."""
         self.root = ensure_dir(Path(root) if root is not None else default_paths().threads_dir)
         self.locks_dir = ensure_dir(self.root / ".locks")
         self.quarantine_dir = self.root / ".quarantine"
         self.lock_timeout = lock_timeout
+        self.redaction = redaction or default_redaction()
+        self.default_visibility: Visibility = default_visibility
         self.problems: builtins.list[CorruptThreadError] = []
-        self.index = SummaryIndex(self.root)
+        self.index = SummaryIndex(self.root, redaction=self.redaction)
         self._locks: dict[str, FileLock] = {}
         self._guard = threading.Lock()
         self.removed_temp_files = remove_stray_temps(
@@ -246,13 +260,24 @@ class LocalThreadStore(EditingMixin):
                 if stamp is None or stamp_of(path.stat()) == stamp:
                     ensure_dir(self.quarantine_dir)
                     moved = self.quarantine_dir / f"{path.name}.{edits.now():%Y%m%dT%H%M%S%f}"
-                    os.replace(path, moved)
+                    self._move_redacted(path, moved)
             except FileNotFoundError:
                 moved = None
         error = CorruptThreadError(thread_id, path, reason, moved)
         self.problems.append(error)
         log.warning("%s", error)
         raise error
+
+    def _move_redacted(self, path: Path, moved: Path) -> None:
+        """Move a corrupt file aside, its text redacted (its bytes kept where nothing is)."""
+        raw = path.read_bytes()
+        text = raw.decode("utf-8", "surrogateescape")
+        clean = self.redaction.text(text)
+        if clean is text:
+            os.replace(path, moved)
+            return
+        atomic_write(moved, clean.encode("utf-8", "surrogateescape"))
+        path.unlink()
 
     def load_stamped(self, thread_id: str) -> tuple[Thread, Stamp]:
         """The thread and its file's stamp, for :meth:`save_if_unchanged`.
@@ -306,9 +331,23 @@ class LocalThreadStore(EditingMixin):
         """Read any thread file by path (nothing is moved). Raises InvalidThreadFileError."""
         return read_thread_file(Path(path))
 
-    def save(self, thread: Thread) -> Thread:
-        """Write the thread file atomically under its lock; returns the thread as stored."""
+    def prepare(self, thread: Thread, *, redacted: bool = False) -> Thread:
+        """The thread as :meth:`save` stores it: an id and ``created_at`` when missing, the
+        default visibility when it is new here and sets none, credentials redacted (unless
+        ``redacted``: the caller has just done that)."""
         thread = edits.prepared(thread)
+        if "visibility" not in thread.model_fields_set and not self.exists(str(thread.id)):
+            thread = thread.model_copy(update={"visibility": self.default_visibility})
+        return thread if redacted else self.redaction.thread(thread)
+
+    def save(self, thread: Thread) -> Thread:
+        """Write the thread file atomically under its lock; returns the thread as stored
+        (see :meth:`prepare`)."""
+        return self.save_prepared(self.prepare(thread))
+
+    def save_prepared(self, thread: Thread) -> Thread:
+        """:meth:`save` of a thread :meth:`prepare` returned (or merged from such threads):
+        written as it is."""
         path = self.path(str(thread.id))
         atomic_write(
             path,
@@ -318,8 +357,11 @@ class LocalThreadStore(EditingMixin):
         )
         return thread
 
-    def save_if_unchanged(self, thread: Thread, stamp: Stamp | None) -> bool:
-        """Save only if the file still has ``stamp`` (None: only if it does not exist).
+    def save_if_unchanged(
+        self, thread: Thread, stamp: Stamp | None, *, redacted: bool = False
+    ) -> bool:
+        """Save only if the file still has ``stamp`` (None: only if it does not exist);
+        ``redacted``: the caller redacted the thread already (see :meth:`prepare`).
 
         Returns False, writing nothing, when someone saved in between.
         """
@@ -331,13 +373,23 @@ class LocalThreadStore(EditingMixin):
                 current = None
             if current != stamp:
                 return False
-            self.save(thread)
+            self.save_prepared(self.prepare(thread, redacted=redacted))
             return True
 
     def edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread:
         """Load, change and save one thread under its lock; returns the saved thread."""
         with self.locked(thread_id):
             return self.save(change(self.load_stamped(thread_id)[0]))
+
+    def redact(self, thread_id: str) -> builtins.list[Located]:
+        """Rewrite the local copy with its credentials replaced (``loomsync redact``); what
+        was replaced (kind, path, message index, masked preview), empty when nothing was."""
+        with self.locked(thread_id):
+            thread = self.load_stamped(thread_id)[0]
+            found = self.redaction.scan(thread)
+            if found:
+                self.save(thread)
+            return found
 
     def save_and_sync(self, thread: Thread) -> SyncOutcome:
         """Save; there is no server, so the outcome is ``"local"``."""

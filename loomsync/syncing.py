@@ -11,6 +11,10 @@ keep the longer history, and if the writer and the file both added different mes
 writer's copy is saved as a fork (the returned thread then has the fork's id).
 
 Private threads (``is_private``) are saved locally and never cause a request of any kind.
+
+What is saved, queued and sent is redacted (issue 12, item 1): saves go through
+:meth:`LocalThreadStore.prepare`, queued patches and the sync bases are redacted, and the HTTP
+client redacts once more before anything leaves. :meth:`redact` rewrites a stored copy.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from loomsync.ids import ThreadId
 from loomsync.index import Stamp, stamp_of
 from loomsync.merge import Snapshot, is_prefix, merge_save, plan_push, snapshot, split
 from loomsync.model import Thread, Visibility
+from loomsync.secrets import Located
 from loomsync.store import LocalThreadStore, ThreadRef
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary
 from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
@@ -91,7 +96,7 @@ class SyncingThreadStore:
         self.client = client
         folder = Path(sync_dir) if sync_dir is not None else default_paths().sync_dir
         self.queue = PendingSyncQueue(folder / "pending.json")
-        self.states = ThreadStates(folder / "threads", self.local.lock)
+        self.states = ThreadStates(folder / "threads", self.local.lock, self.local.redaction)
         self.reports: collections.deque[SyncOutcome] = collections.deque(maxlen=100)
         self._on_report = on_report
         self.engine = SyncEngine(
@@ -139,10 +144,8 @@ class SyncingThreadStore:
         except ThreadNotFoundError:
             if self.client is None or self.queue.has(key, "delete"):
                 raise
-            server = self.client.get_thread(key)
-            if not self.engine.adopt(server, None):
-                return self.load(key)
-            return server
+            self.engine.adopt(self.client.get_thread(key), None)
+            return self.load(key)  # the copy as stored here: redacted
         base = self.states.get(key).base
         # a shallow copy: the thread was just read from disk and nobody else holds it, and
         # with_fields would re-validate every message (a tenth of a second at 10,000)
@@ -190,23 +193,26 @@ class SyncingThreadStore:
     def save(self, thread: Thread) -> Thread:
         """Write locally, queue the push, wake the background sync; returns at once.
 
-        Returns the thread as stored: merged with others' changes to the file, or, if both
-        added different messages, the writer's copy saved as a fork (a new id).
+        Returns the thread as stored: redacted (credentials replaced by markers), with the
+        configured default visibility if it is new and sets none, merged with others' changes
+        to the file, or, if both added different messages, the writer's copy saved as a fork
+        (a new id).
         """
         thread = edits.prepared(thread)
         thread_id = str(thread.id)
         if thread.is_private:
-            self.local.save(thread)
+            saved = self.local.save(thread)
             self.queue.discard(thread_id)
-            return thread
+            return saved
         with self.local.locked(thread_id):
+            thread = self.local.prepare(thread)  # redacted before it is compared or written
             self.queue.add(thread_id, "save")  # intent first: a crash after it only re-sends
             result = self._merged_with_file(thread)
             if result is None:
                 fork = self._save_as_fork(thread)
                 self._wake()
                 return fork
-            self.local.save(result)
+            self.local.save_prepared(result)
             stamp = stamp_of(self.local.path(thread_id).stat())
             merged = result is not thread and snapshot(result) != snapshot(thread)
             with self._guard:
@@ -295,6 +301,7 @@ class SyncingThreadStore:
         thread_id = str(thread.id)
         if thread.is_private:
             return
+        payload = self.local.redaction.value(payload)  # pending.json holds no credential
         if self.states.get(thread_id).base is None:
             self.queue.add(thread_id, "save")
             if "archived" in payload:
@@ -370,6 +377,30 @@ class SyncingThreadStore:
     def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
         """Fork locally (private visibility, like a server fork) and queue its upload."""
         return self.save(edits.forked(self.load(thread_id), up_to=up_to))
+
+    def redact(self, thread_id: str) -> builtins.list[Located]:
+        """Replace the credentials in this thread here and on the server (``loomsync redact``).
+
+        The local copy is rewritten and queued, so the next push replaces the server's copy in
+        full. A thread only on the server is fetched, redacted and queued the same way. Returns
+        what was replaced (kind, path, message index, masked preview).
+
+        Raises:
+            ThreadNotFoundError: neither here nor (when reachable) on the server.
+        """
+        key = str(edits.parse_id(thread_id))
+        if not self.local.exists(key) and self.client is not None:
+            server = self.client.get_thread(key)
+            found = self.local.redaction.scan(server)
+            if not self.engine.adopt(server, None):
+                return self.redact(key)
+            return found
+        with self.local.locked(key):
+            found = self.local.redact(key)
+            if found and not self.local.load(key).is_private:
+                self.queue.add(key, "save")
+        self._wake()
+        return found
 
     # -- sync control ---------------------------------------------------------------------------
 

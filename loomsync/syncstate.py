@@ -2,8 +2,9 @@
 
 - ``pending.json``: the :class:`PendingSyncQueue`, one entry per (thread, operation).
 - ``threads/<id>.json``: a :class:`ThreadState` per thread: the server version the local copy
-  is based on (with a snapshot of what the server held then, for delta sync and merges), and
-  the fork that took the local side of the last divergent conflict.
+  is based on (with a snapshot of what the server held then, for delta sync and merges: a
+  digest of the messages and the other fields, redacted), and the fork that took the local
+  side of the last divergent conflict.
 
 Both survive crashes and restarts: every write is atomic, under a file lock.
 """
@@ -30,6 +31,7 @@ from loomsync.files import (
 )
 from loomsync.merge import SyncBase
 from loomsync.model import UtcDatetime
+from loomsync.redaction import Redaction, default_redaction
 
 log = logging.getLogger(__name__)
 
@@ -240,13 +242,29 @@ class ThreadState(BaseModel):
     fork_id: str | None = None
 
 
-class ThreadStates:
-    """``ThreadState`` files in one folder. Callers hold the thread's lock around changes."""
+#: ``messages_digest`` of a base whose fields had to be redacted before they were written: it
+#: matches no copy, so the next push sends the whole (redacted) thread.
+REDACTED_BASE = "redacted"
 
-    def __init__(self, folder: Path, lock_for: Callable[[str], BaseFileLock]) -> None:
+
+class ThreadStates:
+    """``ThreadState`` files in one folder. Callers hold the thread's lock around changes.
+
+    A base's fields are redacted before they are written (issue 12, item 1): a server copy that
+    holds a credential (sent by a client that is not loomsync) never lands here; such a base
+    gets the digest :data:`REDACTED_BASE`, so the redacted copy replaces the server's.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        lock_for: Callable[[str], BaseFileLock],
+        redaction: Redaction | None = None,
+    ) -> None:
         """``lock_for(thread_id)`` gives the thread's (re-entrant) lock."""
         self.folder = ensure_dir(folder)
         self._lock_for = lock_for
+        self.redaction = redaction or default_redaction()
         remove_stray_temps(folder, lambda name: lock_for(name.removesuffix(".json")))
 
     def _path(self, thread_id: str) -> Path:
@@ -263,7 +281,13 @@ class ThreadStates:
             return ThreadState()
 
     def put(self, thread_id: str, state: ThreadState) -> None:
-        """Store the state atomically."""
+        """Store the state atomically (the base's fields redacted, see the class)."""
+        base = state.base
+        if base is not None:
+            fields = self.redaction.value(base.fields)
+            if fields is not base.fields:
+                clean = base.model_copy(update={"fields": fields, "messages_digest": REDACTED_BASE})
+                state = state.model_copy(update={"base": clean})
         data = codec.dumps(state.model_dump(mode="python"))  # keeps JsonNumber text
         atomic_write(self._path(thread_id), data, lock=self._lock_for(thread_id))
 
@@ -272,4 +296,12 @@ class ThreadStates:
         self._path(thread_id).unlink(missing_ok=True)
 
 
-__all__ = ["Op", "PendingEntry", "PendingSyncQueue", "ThreadState", "ThreadStates", "backoff_delay"]
+__all__ = [
+    "REDACTED_BASE",
+    "Op",
+    "PendingEntry",
+    "PendingSyncQueue",
+    "ThreadState",
+    "ThreadStates",
+    "backoff_delay",
+]

@@ -30,6 +30,7 @@ from loomsync.model import (
     clamp_leap_second,
     to_utc,
 )
+from loomsync.redaction import default_redaction
 from loomsync.terminal import clip
 
 #: Namespace of the name-based (UUIDv5) thread ids of sessions that carry no UUID of their own.
@@ -265,10 +266,12 @@ _SPACE = re.compile(r"\s+")
 def clip_title(text: str | None) -> str | None:
     """A one-line title: whitespace collapsed, at most :data:`TITLE_LENGTH` characters
     as shown (longer ones are cut by :func:`loomsync.terminal.clip`, which keeps escape
-    sequences whole, and end with "…"); None for blank text."""
+    sequences whole, and end with "…"); None for blank text. Credentials are redacted before
+    the cut (issue 12, item 1): a cut token is no longer recognisable, so the store's redaction
+    would miss its first characters (this uses the default detector, without allow-list)."""
     if not text:
         return None
-    line = _SPACE.sub(" ", text).strip()
+    line = _SPACE.sub(" ", default_redaction().text(text)).strip()
     if not line:
         return None
     return clip(line, TITLE_LENGTH)

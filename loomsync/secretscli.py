@@ -1,0 +1,175 @@
+"""``loomsync scan``, ``loomsync redact`` and ``loomsync share`` (issue 12, items 3 and 5).
+
+Registered on the one typer app of :mod:`loomsync.cli` (imported at its end). What they print
+goes through the CLI's :class:`~loomsync.terminal.TerminalConsole` and
+:func:`~loomsync.terminal.printable`; a finding is shown as its kind, thread, message index,
+JSON path and masked preview (:attr:`loomsync.secrets.Located.preview`), never the value.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Annotated, Any
+
+import typer
+from rich.text import Text
+
+from loomsync import render
+from loomsync.cli import JsonOption, ThreadArg, _store, _sync_now, app, console, errors
+from loomsync.errors import ThreadNotFoundError
+from loomsync.model import Thread, Visibility
+from loomsync.secrets import Located
+from loomsync.syncing import SyncingThreadStore
+from loomsync.terminal import printable
+
+ThreadsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Thread ids (T-…); default: every thread on this machine.", show_default=False
+    ),
+]
+_WHO = {"private": "only you", "organization": "your organization", "public": "everyone"}
+
+
+def finding_dict(thread_id: str, found: Located) -> dict[str, Any]:
+    """One finding as JSON: ``thread_id``, ``kind``, ``message_index``, ``path``, ``preview``."""
+    return {
+        "thread_id": thread_id,
+        "kind": found.kind,
+        "message_index": found.message_index,
+        "path": list(found.path),
+        "preview": found.preview,
+    }
+
+
+def finding_line(thread_id: str, found: Located) -> str:
+    """``T-…  message 3  conversation.messages.3.content  aws-access-key  AKIA…(20 chars)``
+    (printable: the path and preview come from the thread)."""
+    where = "metadata" if found.message_index is None else f"message {found.message_index}"
+    path = ".".join(str(part) for part in found.path)
+    return printable(f"{thread_id}  {where}  {path}  {found.kind}  {found.preview}")
+
+
+def _counts(found: Iterable[Located]) -> str:
+    counts = Counter(item.kind for item in found)
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+
+
+def _local_ids(store: SyncingThreadStore, ids: list[str] | None) -> list[str]:
+    if ids:
+        return ids
+    return [str(thread.id) for thread in store.local.iter_threads()]
+
+
+@app.command()
+def scan(threads: ThreadsArg = None, as_json: JsonOption = False) -> None:
+    """Report credentials left in this machine's threads (all by default), never the values.
+
+    Exit code 1 when anything is found, 0 when clean. `loomsync redact` replaces them.
+    """
+    report: list[tuple[str, list[Located]]] = []
+    with _store() as store:
+        for thread_id in _local_ids(store, threads):
+            thread = store.local.load(thread_id)
+            report.append((thread_id, store.local.redaction.scan(thread)))
+    total = sum(len(found) for _, found in report)
+    if as_json:
+        findings = [finding_dict(tid, item) for tid, found in report for item in found]
+        render.print_json(console, {"threads_scanned": len(report), "findings": findings})
+    elif total:
+        for thread_id, found in report:
+            for item in found:
+                console.print(finding_line(thread_id, item))
+        dirty = [tid for tid, found in report if found]
+        console.print(
+            f"{total} credential(s) in {len(dirty)} of {len(report)} thread(s); "
+            "`loomsync redact` replaces them."
+        )
+    else:
+        console.print(f"No credentials found in {len(report)} thread(s).")
+    if total:
+        raise typer.Exit(1)
+
+
+@app.command()
+def redact(threads: ThreadsArg = None) -> None:
+    """Replace credentials in this machine's threads (all by default) and on the server.
+
+    Each rewritten copy is queued and, when logged in, synced now: the server's copy is
+    replaced in full. Prints what was replaced per thread.
+    """
+    lines: list[str] = []
+    failed = False
+    with _store() as store:
+        for thread_id in _local_ids(store, threads):
+            found = store.redact(thread_id)
+            if not found:
+                lines.append(f"{thread_id}: nothing to redact.")
+                continue
+            note = _sync_now(store, thread_id)
+            failed = failed or not note.startswith(("synced", "saved locally"))
+            lines.append(f"{thread_id}: replaced {len(found)} ({_counts(found)}); {note}.")
+        store.list(archived="any")  # the summary index: redacted summaries now
+    for line in lines:
+        console.print(printable(line))
+    if failed:
+        raise typer.Exit(1)
+
+
+def _scan_before_sharing(store: SyncingThreadStore, thread_id: str) -> list[Located]:
+    """What ``share`` refuses on: credentials in the local copy, as it is on disk (or in the
+    server's copy when this machine has none)."""
+    try:
+        thread: Thread = store.local.load(thread_id)
+    except ThreadNotFoundError:
+        if store.client is None:
+            raise
+        thread = store.client.get_thread(thread_id)
+    return store.local.redaction.scan(thread)
+
+
+@app.command()
+def share(
+    thread: ThreadArg,
+    visibility: Annotated[
+        Visibility | None, typer.Option(help="private | organization | public.")
+    ] = None,
+    support: Annotated[
+        bool | None, typer.Option("--support/--no-support", help="Let the support role read it.")
+    ] = None,
+) -> None:
+    """Change who may read a thread on the server.
+
+    Widening (organization, public, --support) first scans the thread and refuses, exit code 1,
+    if a credential remains: run `loomsync redact ID` first.
+    """
+    if visibility is None and support is None:
+        raise typer.BadParameter("give --visibility and/or --support/--no-support")
+    widening = visibility in ("organization", "public") or support is True
+    with _store() as store:
+        if widening:
+            found = _scan_before_sharing(store, thread)
+            if found:
+                for item in found:
+                    errors.print(finding_line(thread, item))
+                message = (
+                    f"{thread} still holds {len(found)} credential(s) ({_counts(found)}); "
+                    f"not shared. Run `loomsync redact {thread}` first."
+                )
+                errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
+                raise typer.Exit(1)
+            if store.queue.has(thread, "save"):
+                store.sync_thread(thread)  # the redacted copy lands before anyone may read it
+        shared = store.share(thread, visibility=visibility, shared_with_support=support)
+        note = _sync_now(store, thread)
+    support_note = (
+        "shared with support" if shared.is_shared_with_support else "not shared with support"
+    )
+    console.print(
+        f"{shared.id}: visible to {_WHO[shared.visibility]} ({shared.visibility}), "
+        f"{support_note}; {note}."
+    )
+
+
+__all__ = ["finding_dict", "finding_line", "redact", "scan", "share"]
