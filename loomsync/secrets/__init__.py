@@ -122,12 +122,15 @@ class Redactor:
         return result, _located(found)
 
     def redact_thread(self, thread: Thread) -> tuple[Thread, list[Located]]:
-        """The thread with every credential replaced (the same object if none), and the findings."""
+        """The thread with every credential replaced (the same object if none), and the findings
+        in the order of the thread's JSON (its fields in order, the messages where
+        ``conversation`` stands)."""
         walker = self._walker
         found: list[Found] = []
         data = thread.model_dump(
             mode="json", exclude_unset=True, exclude={"conversation": {"messages"}}
         )
+        order = {key: n for n, key in enumerate(data)}
         conversation = data.pop("conversation", None)
         new = walker.walk(data, (), found)
         messages = thread.conversation.messages
@@ -141,6 +144,7 @@ class Redactor:
         else:
             new_rest = rest = {}
         same_messages = all(a is b for a, b in zip(redacted, messages, strict=True))
+        found.sort(key=lambda item: order.get(str(item[1][0]), -1) if item[1] else -1)
         if new is data and new_rest is rest and same_messages:
             return thread, _located(found)
         if new is not data or new_rest is not rest:

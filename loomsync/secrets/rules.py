@@ -130,6 +130,7 @@ def _cookie(value: str, _match: str) -> bool:
 # optional: output cut off mid-line still hides the value.
 _Q = r"""(?:\\?["'])?"""  # an optional quote, maybe JSON-escaped
 _NAME_END = _Q + r"\]?"  # config["NAME"] = …
+_ARG = r"""(?:\\?["'])?([^\s"'\\]+)"""  # a command-line argument, maybe quoted
 _SEP = r"""[ \t]*(?::=|=>|=|:)[ \t]*"""
 _UNQUOTED = r"""[^\s"'`,;)(\]\[{}<>\\]+"""
 _VALUE = r"""(?:\\?"(?P<dq>[^"\\\n]*)(?:\\?")?|'(?P<sq>[^'\n]*)'|(?P<bare>""" + _UNQUOTED + r")\(?)"
@@ -202,9 +203,26 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
          r"[ \t]-p)[ \t]+[\"']?([^\s\"']+)", group=1, check=_not_placeholder),
     Rule("password", r"\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:"
          r"([^\s\"']+)", group=1, check=_not_placeholder),
-    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@?#\"'<>\\]*:"
+    Rule("password", r"\b(?:sqlcmd|bcp|zip|mongo|mongosh|mongodump|mongorestore)\b[^\n|;&]*?"
+         r"[ \t]-[Pp][ \t]+" + _ARG, group=1, check=_not_placeholder),
+    Rule("password", r"\b7za?\b[^\n|;&]*?[ \t]-p([^\s\"'\\]+)", group=1,
+         check=_not_placeholder),
+    Rule("password", r"[ \t]-(?:src|dest)?(?:store|key)pass[ \t]+" + _ARG, group=1,
+         check=_not_placeholder),
+    Rule("password", r"\bldap[a-z]*\b[^\n|;&]*?[ \t]-w[ \t]+" + _ARG, group=1,
+         check=_not_placeholder),
+    Rule("password", r"\bsmbclient\b[^\n|;&]*?[ \t]-U[ \t]+[\"']?[^\s%\"']+%([^\s\"']+)",
+         group=1, check=_not_placeholder),
+    # htpasswd -b [-c] FILE USER PASSWORD
+    Rule("password", r"\bhtpasswd[ \t]+(?:-[A-Za-z]+[ \t]+)*?-[A-Za-z]*b[A-Za-z]*[ \t]+"
+         r"(?:-[A-Za-z]+[ \t]+)*[^\s\-]\S*[ \t]+\S+[ \t]+" + _ARG, group=1,
+         check=_not_placeholder),
+    # ~/.netrc: machine HOST [login USER] password PASSWORD
+    Rule("secret-assignment", r"\bmachine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)*\s+"
+         r"password[ \t]+(\S+)", group=1, check=_not_placeholder),
+    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/?#\"'<>\\]*:"
          r"([^\s@/?#\"'<>\\]+)@[A-Za-z0-9\[._\-]", group=1, check=_not_placeholder,
-         trigger=r"://[^\s:/@?#\"'<>\\]*:[^\s@/?#\"'<>\\]+@"),
+         trigger=r"://[^\s:/?#\"'<>\\]*:[^\s@/?#\"'<>\\]+@"),
     Rule("authorization-header",
          r"(?i:authorization)" + _Q + r"[ \t]*[:=][ \t]*" + _Q
          + r"(?:(?i:bearer|basic|token|bot|apikey|api-key|sso-key)[ \t]+)?"
@@ -212,6 +230,12 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
          group=1, check=_header),
     Rule("authorization-header", r"\b(?:Bearer|bearer)[ \t]+([A-Za-z0-9._~+/=\-]{16,})",
          group=1, check=_secret),
+    # HAR files and other name/value header lists: {"name": "Cookie", "value": "…"}
+    Rule("authorization-header", r"\"name\"[ \t]*:[ \t]*\"(?i:authorization)\"[ \t]*,[ \t]*"
+         r"\"value\"[ \t]*:[ \t]*\"(?:(?i:bearer|basic|token)[ \t]+)?([^\"\\]+)",
+         group=1, check=_header),
+    Rule("cookie", r"\"name\"[ \t]*:[ \t]*\"(?i:set-cookie|cookie)\"[ \t]*,[ \t]*"
+         r"\"value\"[ \t]*:[ \t]*\"([^\"\\]+)", group=1, check=_cookie),
     # an OAuth access token: after the header rules, so a header names the header's kind
     Rule("google-api-key", r"ya29\.[0-9A-Za-z_\-]{20,}", check=_token),
     Rule("cookie", r"(?i:set-cookie|cookie)" + _Q + r"[ \t]*:[ \t]*" + _Q

@@ -198,3 +198,10 @@ def test_located_never_holds_the_secret() -> None:
     found = default_redactor().scan_thread(original)
     assert found
     assert PASSWORD not in json.dumps([f.__repr__() for f in found])
+
+
+def test_thread_findings_come_in_document_order() -> None:
+    original = thread(metadata={"title": f"fix {GHP}"}, git_remote_url=f"https://{GHP}@h/x")
+    original.conversation.messages.append(Message(role="tool", content=f"key={AKIA}"))
+    found = default_redactor().scan_thread(original)
+    assert [f.path[0] for f in found] == ["git_remote_url", "conversation", "metadata"]
