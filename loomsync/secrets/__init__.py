@@ -108,6 +108,17 @@ class Redactor:
         changed."""
         return self._walker.walk(value, (), [])
 
+    def redact_value_located(
+        self, value: Any, path: tuple[str | int, ...] = ()
+    ) -> tuple[Any, list[Located]]:
+        """:meth:`redact_value`, with every finding located as the walk made it (field rules,
+        URL userinfo and secret-named keys included). ``path`` is where ``value`` sits in its
+        thread (``("conversation", "messages", 3)`` for an appended message), which decides
+        both the structural fields kept and the reported paths and message indexes."""
+        found: list[Found] = []
+        new = self._walker.walk(value, path, found)
+        return new, _located(found)
+
     def redact_messages(
         self, messages: Sequence[Message], first_index: int = 0
     ) -> tuple[list[Message], list[Located]]:
