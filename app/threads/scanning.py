@@ -83,13 +83,24 @@ def changes(old: Any, new: Any, path: Path = ()) -> list[Spot]:
     return [Spot(path, found.group(1) if found else UNLOCATED)]
 
 
-def _redact_body(redactor: Redactor, body: Any, messages_at: Path) -> tuple[Any, list[Spot]]:
-    """``body`` redacted, and where its credentials are (paths in the body).
+def redact_body(
+    redactor: Redactor, body: Any, messages_at: Path = DOCUMENT_MESSAGES
+) -> tuple[Any, list[Spot]]:
+    """``body`` redacted (the same object when nothing was found), and where its credentials
+    are (paths in the body; a change the detector made without saying where is found by
+    :func:`changes`, so a changed body always has spots).
 
     Each part is walked at its position in the thread (which decides the structural fields
     kept, issue 12 item 2): a document or a patch is the thread itself; an append body's
     ``messages[n]`` is the thread's ``conversation.messages[n]`` (counted from the first new
     message: the paths are the body's) and its other fields the thread's own."""
+    new, spots = _walk_parts(redactor, body, messages_at)
+    if new is not body and not spots:
+        spots = changes(body, new)
+    return new, spots
+
+
+def _walk_parts(redactor: Redactor, body: Any, messages_at: Path) -> tuple[Any, list[Spot]]:
     if messages_at == DOCUMENT_MESSAGES or not isinstance(body, dict):
         new, located = redactor.redact_value_located(body)
         return new, [Spot(found.path, found.kind) for found in located]
@@ -192,9 +203,7 @@ class SecretScan:
         if self.mode == "off":
             return Scanned(body)
         try:
-            redacted, spots = _redact_body(self.redactor, body, messages_at)
-            if redacted is not body and not spots:
-                spots = changes(body, redacted)
+            redacted, spots = redact_body(self.redactor, body, messages_at)
         except RecursionError:
             raise JsonSyntaxError("JSON nesting is too deep to scan for credentials") from None
         if not spots:
