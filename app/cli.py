@@ -1,4 +1,4 @@
-"""``loomsync-server``: serve | migrate | token create (ARCHITECTURE.md "Running")."""
+"""``loomsync-server``: serve | migrate | rescan | token create (ARCHITECTURE.md "Running")."""
 
 from __future__ import annotations
 
@@ -23,11 +23,15 @@ from app.database import (
     embedded_url,
     head_revision,
     make_engine,
+    make_sessionmaker,
     migrate,
     schema_revision,
     start_embedded,
 )
 from app.logs import configure_logging
+from app.threads.rescan import Outcome, rescan
+from loomsync.ids import InvalidThreadId, ThreadId
+from loomsync.secrets import default_redactor
 
 cli = typer.Typer(no_args_is_help=True, help="The loomsync thread sync server.")
 token_cli = typer.Typer(no_args_is_help=True, help="Mint bearer tokens.")
@@ -207,6 +211,80 @@ def migrate_command() -> None:
     console.print(f"Schema at revision {head_revision()}.")
 
 
+def _describe(outcome: Outcome) -> str:
+    """One line of ``rescan`` output: the thread, its version, kinds and counts; never a value."""
+    kinds = ", ".join(f"{kind} x{count}" for kind, count in outcome.kinds.items())
+    done = {
+        "found": "found (dry run: not written)",
+        "redacted": f"redacted, now version {outcome.new_version}",
+        "changed": "written or deleted meanwhile: left alone, run rescan again",
+        "invalid": f"left alone: the redacted copy is not a valid thread ({outcome.reason})",
+    }[outcome.status]
+    return f"{outcome.thread_id} version {outcome.version}: {kinds}: {done}"
+
+
+async def _rescan(url: str, settings: Settings, dry_run: bool, only: list[ThreadId] | None) -> int:
+    """Run :func:`app.threads.rescan.rescan`, print a line per thread with findings and a
+    summary; the number of threads left alone (changed or invalid)."""
+    engine = make_engine(url, settings)
+    tally = dict.fromkeys(("clean", "found", "redacted", "changed", "invalid"), 0)
+    try:
+        maker = make_sessionmaker(engine)
+        async for outcome in rescan(maker, default_redactor(), dry_run=dry_run, only=only):
+            tally[outcome.status] += 1
+            if outcome.status != "clean":
+                typer.echo(_describe(outcome))
+    finally:
+        await engine.dispose()
+    typer.echo(
+        f"{sum(tally.values())} threads scanned: {tally['clean']} clean, "
+        + (
+            f"{tally['found']} with credentials (dry run: nothing written)"
+            if dry_run
+            else f"{tally['redacted']} redacted, {tally['changed'] + tally['invalid']} left alone"
+        )
+    )
+    return tally["changed"] + tally["invalid"]
+
+
+@cli.command("rescan")
+def rescan_command(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only report what would be redacted.")
+    ] = False,
+    thread: Annotated[
+        list[str] | None, typer.Option(help="Only this thread id; repeatable.")
+    ] = None,
+) -> None:
+    """Scan the stored threads with the server's detector and store each one that holds
+    credentials redacted, as a replace (version + 1, an audit event per thread, stored
+    idempotent answers refreshed): for threads stored before the scan, under
+    LOOMSYNC_SECRET_SCAN=off, or before the detector learned a rule (docs/operations.md). Prints
+    one line per thread with findings (kinds and counts, never a value). Exit status 1 when a
+    thread was left alone (written meanwhile, or its redacted copy invalid): run it again."""
+    settings = _settings()
+    configure_logging(settings)
+    try:
+        only = None if thread is None else [ThreadId.parse(value) for value in thread]
+    except InvalidThreadId as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--thread'") from None
+    _, url, server = _with_embedded(settings)
+    try:
+        current, revision = _schema_is_current(url, settings)
+        if not current:
+            console.print(
+                f"[red]The schema is at {revision}, not {head_revision()}: run"
+                " `loomsync-server migrate` first.[/red]"
+            )
+            raise typer.Exit(1)
+        left_alone = asyncio.run(_rescan(url, settings, dry_run, only))
+    finally:
+        if server is not None:
+            server.cleanup()
+    if left_alone:
+        raise typer.Exit(1)
+
+
 @token_cli.command("create")
 def token_create(
     sub: Annotated[str, typer.Option(help="User id (the token's sub claim).")],
@@ -251,3 +329,7 @@ def token_create(
 def main() -> None:
     """Console-script entry point."""
     cli()
+
+
+if __name__ == "__main__":  # python -m app.cli …
+    main()

@@ -9,7 +9,7 @@ takes the row lock, so the remaining statements of the transaction (messages, co
 interleave with another writer. Each write commits before returning, so a client never sees
 success for a write that did not commit; :func:`create_or_replace` and :func:`insert_fork` leave
 the commit to their route, which records the answer of an ``Idempotency-Key`` in the same
-transaction (app/idempotency/keys.py). When the claim matches no row, :func:`_refusal` says why.
+transaction (app/idempotency/keys.py). When the claim matches no row, :func:`~app.threads.refusals.refusal` says why.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.context import AuditContext
 from app.auth import Principal
-from app.errors import Conflict, Forbidden, Gone, NotFound, PayloadTooLarge
+from app.errors import PayloadTooLarge
 from app.threads import auditing
 from app.threads import messages as rows
-from app.threads.access import can_read, can_write, writable
+from app.threads.access import writable
 from app.threads.documents import (
     PreparedMessage,
     derived_columns,
@@ -48,18 +48,9 @@ from app.threads.documents import (
 from app.threads.indexing import thread_texts, weighted
 from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
-from app.threads.reads import (
-    begin_snapshot,
-    check_copy_of,
-    load_forkable,
-    load_row,
-    read_thread,
-    render,
-    render_row,
-)
-from app.threads.reads import facts as access_facts
+from app.threads.reads import check_copy_of, load_forkable, read_thread, render
+from app.threads.refusals import check_store, refusal
 from app.threads.tables import threads
-from loomsync import jsontext
 
 ARCHIVED_AT = threads.c.archived_at
 #: The columns a write returns to render its answer (:func:`app.threads.documents.render_thread`).
@@ -101,55 +92,6 @@ def _version_matches(precondition: Precondition | None) -> ColumnElement[bool]:
     return threads.c.version.in_(sorted(precondition.versions))
 
 
-async def _refusal(
-    session: AsyncSession,
-    principal: Principal,
-    thread_id: uuid.UUID,
-    precondition: Precondition | None,
-    *,
-    creating: bool = False,
-    replacing: bool = False,
-) -> Exception:
-    """Why a claim matched no row: 404, 410, 403 or 409 with the current thread (API.md sections
-    4 and 5). A missing thread is 404, except for a create (POST) and a replace (PUT), where it
-    is a version conflict with server version 0."""
-    await session.rollback()
-    await begin_snapshot(session)
-    row = await load_row(session, thread_id)
-    client_version = precondition.client_version if precondition else None
-    if row is None:
-        if not (creating or replacing):
-            return NotFound("No such thread.")
-        return Conflict(
-            "The thread does not exist on the server (version 0).",
-            server_version=0,
-            client_version=client_version,
-            current=None,
-        )
-    facts = access_facts(row)
-    readable_now = can_read(principal, facts) and row.deleted_at is None
-    if creating:
-        return Conflict(
-            "A thread with this id already exists (ids are never reused).",
-            server_version=row.version if readable_now else None,
-            client_version=client_version,
-            current=jsontext.loads(await render_row(session, row)) if readable_now else None,
-        )
-    if not can_read(principal, facts):
-        return NotFound("No such thread.")
-    if row.deleted_at is not None:
-        return Gone("The thread was deleted; its id cannot be reused.")
-    if not can_write(principal, facts):
-        return Forbidden("Only the thread's owner or an admin may change it.")
-    return Conflict(
-        f"The thread is at version {row.version}; the write was based on "
-        f"{precondition.describe() if precondition else 'no version'}.",
-        server_version=row.version,
-        client_version=client_version,
-        current=jsontext.loads(await render_row(session, row)),
-    )
-
-
 async def create_or_replace(
     session: AsyncSession,
     audit: AuditContext,
@@ -181,7 +123,7 @@ async def create_or_replace(
         (output JSON bytes, new version, created?)
 
     Raises:
-        Conflict, NotFound, Forbidden, Gone: see :func:`_refusal`.
+        Conflict, NotFound, Forbidden, Gone: see :func:`app.threads.refusals.refusal`.
     """
     principal = audit.principal
     if principal.user_id is None:
@@ -246,7 +188,7 @@ async def create_or_replace(
         )
         claimed = (await session.execute(stmt_update)).first()
     if claimed is None:
-        raise await _refusal(
+        raise await refusal(
             session,
             principal,
             thread_id,
@@ -298,7 +240,7 @@ async def claim(
     write: only what writers use, so no ``json``/``tsvector`` column is decoded.
 
     Raises:
-        Conflict, NotFound, Forbidden, Gone: see :func:`_refusal`.
+        Conflict, NotFound, Forbidden, Gone: see :func:`app.threads.refusals.refusal`.
     """
     stmt = (
         update(threads)
@@ -313,7 +255,7 @@ async def claim(
     )
     row: Row[Any] | None = (await session.execute(stmt)).first()
     if row is None:
-        raise await _refusal(session, principal, thread_id, precondition)
+        raise await refusal(session, principal, thread_id, precondition)
     return row
 
 
@@ -404,6 +346,7 @@ __all__ = [
     "audit_sharing",
     "check_copy_of",
     "check_message_limit",
+    "check_store",
     "claim",
     "create_or_replace",
     "insert_fork",

@@ -102,7 +102,6 @@ async def _store_whole(
     thread, raw_messages = service.parse_thread(body_in, url_id)
     thread_id = url_id or thread.id or ThreadId.new()
     scanned = scan.scan(body_in)
-    await scan.settle(session, audit, thread_id.uuid, scanned, DOCUMENT_MESSAGES)
     if scanned.value is not body_in:  # redacted: store (and answer) the redacted document
         thread, raw_messages = service.parse_thread(scanned.value, url_id)
     origin = service.fork_origin(thread)
@@ -110,6 +109,11 @@ async def _store_whole(
         await repository.check_copy_of(session, audit.principal, origin.uuid)
     repository.check_message_limit(len(raw_messages), settings.max_messages)
     precondition = parse_if_match(if_match) or Precondition.exactly(thread.version)
+    if scanned.found and scan.mode == "reject":  # refused as anyone would be before it is audited
+        await repository.check_store(
+            session, audit.principal, thread_id.uuid, precondition, allow_replace=allow_replace
+        )
+    await scan.settle(session, audit, thread_id.uuid, scanned, DOCUMENT_MESSAGES)
     body, version, created = await repository.create_or_replace(
         session,
         audit,
@@ -285,7 +289,7 @@ async def append_messages(
     precondition = parse_if_match(if_match)
     raw_body = _object(raw)
     request = service.validate(AppendRequest, raw_body)
-    scanned = scan.scan(raw_body)
+    scanned = scan.scan(raw_body, APPEND_MESSAGES)
     if scanned.value is not raw_body:
         raw_body = scanned.value
         request = service.validate(AppendRequest, raw_body)

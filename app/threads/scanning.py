@@ -12,14 +12,16 @@ brings (create, replace, append, metadata patch):
 - ``off``: stored as sent.
 
 Only the strings of the request are scanned (an append: its new messages, never the stored
-thread), in one pass that returns the very same object when nothing is found, so a clean
-document is stored exactly as sent (API.md §2). A fork brings no text and is not scanned.
+thread), in one walk of the detector that returns the very same object when nothing is found,
+so a clean document is stored exactly as sent (API.md §2), and otherwise says where each
+credential is, as the walk found it (field rules, URL userinfo, secret-named keys included). A fork brings no text and is not scanned.
 Both actions leave an audit event (:mod:`app.threads.auditing`: kinds, message indexes and
 top-level fields, never a value) and count in ``loomsync_secrets_total{kind, action}``.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter as Tally
 from collections.abc import Sequence
@@ -35,7 +37,8 @@ from app.config import SecretScanMode
 from app.errors import MAX_LISTED_ERRORS, ValidationFailed, short_part
 from app.threads import auditing
 from app.threads.documents import JsonSyntaxError
-from loomsync.secrets import Redactor
+from loomsync import jsontext
+from loomsync.secrets import MARKER_PREFIX, Redactor
 
 Path = tuple[str | int, ...]
 
@@ -53,27 +56,72 @@ class Spot:
     kind: str
 
 
-def locate(redactor: Redactor, value: Any, path: Path = ()) -> list[Spot]:
-    """Every credential :meth:`Redactor.redact_value` would replace in ``value``, with its path.
+#: The kind of a change the detector made without saying where (:func:`changes`).
+UNLOCATED = "unknown"
 
-    Only the public interface is used: a subtree is entered only when ``redact_value`` changes
-    it (the fields the redactor treats as structure are skipped for the same reason it skips
-    them, by probing ``{key: item}``), and a changed string's findings come from ``find``.
-    Costs a pass per level of nesting over the changed subtrees only (the clean ones are left
-    at the first probe)."""
-    if isinstance(value, str):
-        return [Spot(path, finding.kind) for finding in redactor.find(value)]
+_MARKER_KIND = re.compile(re.escape(MARKER_PREFIX) + r"([a-z0-9-]+)\]")
+
+
+def changes(old: Any, new: Any, path: Path = ()) -> list[Spot]:
+    """Where ``new`` (a redaction of ``old``) differs from it: the backstop for a redaction
+    that came back without its findings (the write is still audited, or refused). A changed
+    string, or a container whose keys or length changed, is one spot; its kind is the first
+    marker in the new value (``[REDACTED:<kind>]``), else :data:`UNLOCATED`."""
+    if new is old:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        return [spot for key in old for spot in changes(old[key], new[key], (*path, key))]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            spot
+            for n, (a, b) in enumerate(zip(old, new, strict=True))
+            for spot in changes(a, b, (*path, n))
+        ]
+    if old == new:
+        return []
+    found = _MARKER_KIND.search(new if isinstance(new, str) else jsontext.dumps(new))
+    return [Spot(path, found.group(1) if found else UNLOCATED)]
+
+
+def redact_body(
+    redactor: Redactor, body: Any, messages_at: Path = DOCUMENT_MESSAGES
+) -> tuple[Any, list[Spot]]:
+    """``body`` redacted (the same object when nothing was found), and where its credentials
+    are (paths in the body; a change the detector made without saying where is found by
+    :func:`changes`, so a changed body always has spots).
+
+    Each part is walked at its position in the thread (which decides the structural fields
+    kept, issue 12 item 2): a document or a patch is the thread itself; an append body's
+    ``messages[n]`` is the thread's ``conversation.messages[n]`` (counted from the first new
+    message: the paths are the body's) and its other fields the thread's own."""
+    new, spots = _walk_parts(redactor, body, messages_at)
+    if new is not body and not spots:
+        spots = changes(body, new)
+    return new, spots
+
+
+def _walk_parts(redactor: Redactor, body: Any, messages_at: Path) -> tuple[Any, list[Spot]]:
+    if messages_at == DOCUMENT_MESSAGES or not isinstance(body, dict):
+        new, located = redactor.redact_value_located(body)
+        return new, [Spot(found.path, found.kind) for found in located]
+    depth = len(DOCUMENT_MESSAGES)
+    result: dict[str, Any] = {}
     spots: list[Spot] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            probe = {key: item}
-            if redactor.redact_value(probe) is not probe:
-                spots += locate(redactor, item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if redactor.redact_value(item) is not item:
-                spots += locate(redactor, item, (*path, index))
-    return spots
+    for key, value in body.items():
+        if (key,) == messages_at and isinstance(value, list):
+            items = []
+            for n, message in enumerate(value):
+                new, located = redactor.redact_value_located(message, (*DOCUMENT_MESSAGES, n))
+                items.append(new)
+                spots += [Spot((*messages_at, *f.path[depth:]), f.kind) for f in located]
+            changed = any(a is not b for a, b in zip(items, value, strict=True))
+            result[key] = items if changed else value
+        else:  # a field of the thread itself, walked at the root
+            part, located = redactor.redact_value_located({key: value})
+            result[key] = part[key]
+            spots += [Spot(found.path, found.kind) for found in located]
+    same = all(result[key] is value for key, value in body.items())
+    return (body if same else result), spots
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +188,12 @@ class SecretScan:
         self.redactor = redactor
         self.counter = counter
 
-    def scan(self, body: Any) -> Scanned:
-        """Scan a request body (parsed JSON). ``off``: nothing is looked at. Otherwise one pass
-        of the detector; only when it finds something, a second to say where (:func:`locate`).
+    def scan(self, body: Any, messages_at: Path = DOCUMENT_MESSAGES) -> Scanned:
+        """Scan a request body (parsed JSON) whose messages are at ``messages_at``
+        (:data:`DOCUMENT_MESSAGES`: a document or a patch; :data:`APPEND_MESSAGES`: an append).
+        ``off``: nothing is looked at. Otherwise one walk of the detector, which says where each
+        credential is (:meth:`Redactor.redact_value_located`); a body it changed without saying
+        where still counts as found (:func:`changes`), so it is never stored unaudited.
         ``redact``: ``value`` is the body with every credential replaced by its marker.
 
         Raises:
@@ -152,12 +203,11 @@ class SecretScan:
         if self.mode == "off":
             return Scanned(body)
         try:
-            redacted = self.redactor.redact_value(body)
-            if redacted is body:
-                return Scanned(body)
-            spots = locate(self.redactor, body)
+            redacted, spots = redact_body(self.redactor, body, messages_at)
         except RecursionError:
             raise JsonSyntaxError("JSON nesting is too deep to scan for credentials") from None
+        if not spots:
+            return Scanned(body)
         return Scanned(redacted if self.mode == "redact" else body, spots)
 
     def count(self, scanned: Scanned) -> None:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from loomsync.ids import ThreadId
+from tests.conftest import TokenFactory
 from tests.threads.planted import aws_access_key
 from tests.threads.scan_support import (
     AWS,
@@ -111,3 +112,56 @@ def test_reject_lets_a_clean_write_through(
         headers={**alice, "If-Match": '"1"'},
     )
     assert appended.status_code == 200, appended.text
+
+
+# ---- access before audit (review P3-13) ----------------------------------------------------
+
+#: A write of someone else's thread, or at a stale version, refused before any scan matters.
+REFUSED = {
+    "put-private-of-another": 404,
+    "put-org-thread-of-another": 403,
+    "put-deleted": 410,
+    "put-stale-version": 409,
+    "post-existing-id": 409,
+}
+
+
+@pytest.mark.parametrize("refused", REFUSED)
+def test_reject_judges_access_before_auditing_credentials(
+    scan_http: Callable[[str], httpx.Client],
+    alice: dict[str, str],
+    admin: dict[str, str],
+    auth: TokenFactory,
+    new_user: Callable[[str], str],
+    refused: str,
+) -> None:
+    """A PUT or POST with a credential on an id the caller may not write that way answers what
+    the same write without the credential answers (404, 403, 410, 409), and leaves no
+    ``thread.secrets_rejected`` event: no writer can put rejection rows against another's
+    thread. Before the fix the credential was audited first and answered 422."""
+    client, key = scan_http("reject"), aws_access_key(seed())
+    owner = auth(new_user("owner"), org="acme-secrets")
+    visibility = "organization" if refused == "put-org-thread-of-another" else "private"
+    tid = ThreadId.new()
+    doc = {"visibility": visibility, "metadata": {"title": "clean"}}
+    assert client.put(f"/api/threads/{tid}", json=doc, headers=owner).status_code == 201
+    if refused == "put-deleted":
+        headers = {**owner, "If-Match": '"1"'}
+        assert client.delete(f"/api/threads/{tid}", headers=headers).status_code == 204
+    writer = owner if refused in ("put-deleted", "put-stale-version") else alice
+    version = 7 if refused == "put-stale-version" else 1
+
+    def write(title: str) -> httpx.Response:
+        body = {"version": version, "metadata": {"title": title}}
+        if refused == "post-existing-id":
+            return client.post(
+                "/api/threads", json={**body, "id": tid, "version": 0}, headers=writer
+            )
+        return client.put(f"/api/threads/{tid}", json=body, headers=writer)
+
+    clean, holding_key = write("clean again"), write(f"creds {key}")
+    assert clean.status_code == REFUSED[refused], clean.text
+    assert holding_key.status_code == clean.status_code, holding_key.text
+    assert holding_key.json()["code"] == clean.json()["code"]
+    assert_absent(holding_key.text, key)
+    assert audit_events(client, admin, tid, "thread.secrets_rejected") == []
