@@ -70,6 +70,16 @@ class StopRun(Exception):
         self.outcome = outcome
 
 
+def widens(payload: dict[str, object] | None) -> bool:
+    """Does this PATCH payload let more people read the thread (``organization``/``public``
+    visibility, or support sharing on)? Such a patch waits for the thread's pending save
+    (issue 12, item 5: nobody may read the server's copy before the redacted one is there)."""
+    payload = payload or {}
+    return payload.get("visibility") in ("organization", "public") or (
+        payload.get("is_shared_with_support") is True
+    )
+
+
 def _same_content(a: Thread, b: Thread) -> bool:
     ignore = {"version", "updated_at"}
     left = {k: v for k, v in codec.normalized(a).items() if k not in ignore}
@@ -157,9 +167,15 @@ class SyncEngine:
         return outcomes
 
     def _ordered(self, thread_id: str, group: list[PendingEntry]) -> list[PendingEntry]:
-        """Delete first; then patch before save if the server has the thread, else after."""
+        """Delete first; then patch before save if the server has the thread, else after.
+
+        A widening patch (:func:`widens`) never goes before a save of the same thread: the
+        save may be the redacted copy (issue 12, items 1 and 5), so all patches then follow
+        the save, in their own order (a later narrowing patch stays last)."""
         has_base = self.states.get(thread_id).base is not None
-        rank = {"delete": 0, "patch": 1 if has_base else 3, "save": 2}
+        ops = {e.op for e in group}
+        held = "save" in ops and any(e.op == "patch" and widens(e.payload) for e in group)
+        rank = {"delete": 0, "patch": 1 if has_base and not held else 3, "save": 2}
         return sorted(group, key=lambda e: rank[e.op])
 
     def _attempt(self, entry: PendingEntry) -> SyncOutcome:
@@ -241,6 +257,9 @@ class SyncEngine:
         state = self.states.get(thread_id)
         if state.base is None:
             return SyncOutcome(thread_id, "pending", "patch", "waiting for the first upload")
+        if widens(payload) and self.queue.has(thread_id, "save"):
+            detail = "waiting for the redacted copy to upload before widening who may read it"
+            return SyncOutcome(thread_id, "pending", "patch", detail)
         server = self.client.patch_thread(thread_id, payload)
         with self.local.locked(thread_id):
             state = self.states.get(thread_id)
@@ -451,4 +470,4 @@ class SyncEngine:
         return outcomes
 
 
-__all__ = ["MAX_ROUNDS", "StopRun", "SyncEngine"]
+__all__ = ["MAX_ROUNDS", "StopRun", "SyncEngine", "widens"]
