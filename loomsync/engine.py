@@ -49,6 +49,7 @@ from loomsync.errors import (
 from loomsync.files import ensure_dir
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, stamp_of
+from loomsync.legacy import take_sharing
 from loomsync.merge import adopt_markers, plan_push, resolve_conflict, snapshot, sync_base
 from loomsync.model import Metadata, Thread
 from loomsync.responses import SkippedEntry
@@ -313,6 +314,8 @@ class SyncEngine:
                     stored = self.client.put_thread(local, base_version=base.version if base else 0)
                     version = stored.version
                     sent = self._take_markers(thread_id, stored, local, stamp)
+                    if take_sharing(self.local, stored, stamp):  # a file of the old client
+                        self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
             except ConflictError as conflict:
                 outcome = self._resolve(thread_id, local, stamp, conflict)
                 if outcome is not None:
@@ -358,6 +361,8 @@ class SyncEngine:
     ) -> SyncOutcome | None:
         """Merge after a 409; None means "push again", an outcome means done."""
         server = conflict.current
+        if server is not None and take_sharing(self.local, server, stamp):
+            return None  # a file of the old client now says what the server holds: reread it
         with self.local.locked(thread_id):
             state = self.states.get(thread_id)
             if server is None:  # the server holds no copy we may see: upload as new

@@ -37,6 +37,7 @@ from loomsync.files import (
 )
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
+from loomsync.legacy import sets_sharing, with_sharing
 from loomsync.model import Thread, Visibility
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.search import may_match, query_words, search_threads
@@ -217,6 +218,9 @@ class LocalThreadStore(EditingMixin):
         self.lock_timeout = lock_timeout
         self.redaction = redaction or default_redaction()
         self.default_visibility: Visibility = default_visibility
+        #: Sharing a file that sets no visibility reads as (None: the model's defaults); see
+        #: :mod:`loomsync.legacy` (SyncingThreadStore installs the sync base's).
+        self.known_sharing: Callable[[str], dict[str, Any] | None] | None = None
         self.problems: builtins.list[CorruptThreadError] = []
         self.index = SummaryIndex(self.root, redaction=self.redaction)
         self._locks: dict[str, FileLock] = {}
@@ -279,8 +283,9 @@ class LocalThreadStore(EditingMixin):
         atomic_write(moved, clean.encode("utf-8", "surrogateescape"))
         path.unlink()
 
-    def load_stamped(self, thread_id: str) -> tuple[Thread, Stamp]:
-        """The thread and its file's stamp, for :meth:`save_if_unchanged`.
+    def load_stamped(self, thread_id: str, *, as_written: bool = False) -> tuple[Thread, Stamp]:
+        """The thread and its file's stamp, for :meth:`save_if_unchanged`; a file that sets no
+        visibility reads with :attr:`known_sharing` unless ``as_written``.
 
         Raises:
             ThreadNotFoundError: no file for this id.
@@ -301,6 +306,9 @@ class LocalThreadStore(EditingMixin):
             self._quarantine(thread_id, path, stamp, str(exc))
         if thread.id is None:
             thread = edits.with_fields(thread, id=ThreadId.parse(thread_id))
+        if not as_written and self.known_sharing and not sets_sharing(thread):
+            known = self.known_sharing(thread_id)
+            thread = with_sharing(thread, known) if known else thread
         return thread, stamp
 
     def _read_for_index(self, path: Path) -> Thread | None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loomsync import edits
+from loomsync import edits, legacy
 from loomsync.client import ThreadSyncClient
 from loomsync.config import default_paths
 from loomsync.engine import SyncEngine
@@ -97,6 +97,7 @@ class SyncingThreadStore:
         folder = Path(sync_dir) if sync_dir is not None else default_paths().sync_dir
         self.queue = PendingSyncQueue(folder / "pending.json")
         self.states = ThreadStates(folder / "threads", self.local.lock, self.local.redaction)
+        self.local.known_sharing = legacy.known_sharing(self.states)  # files of the old client
         self.reports: collections.deque[SyncOutcome] = collections.deque(maxlen=100)
         self._on_report = on_report
         self.engine = SyncEngine(
