@@ -421,7 +421,9 @@ class LocalThreadStore(EditingMixin):
         return rows if limit is None else rows[:limit]
 
     def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Substring search over every local thread (files that cannot match are not parsed)."""
+        """Substring search over every local thread (files that cannot match are not parsed),
+        each redacted as it is read: a file an older client wrote unredacted is searched and
+        quoted in its redacted form."""
         words = query_words(query)
 
         def candidates() -> Iterator[Thread]:
@@ -434,7 +436,7 @@ class LocalThreadStore(EditingMixin):
                     continue
                 if may_match(raw, words) and (thread := self._read_for_index(path)):
                     if not edits.archived_at(thread):
-                        yield thread
+                        yield self.redaction.thread(thread)
 
         return SearchResults(hits=search_threads(candidates(), query, limit=limit))
 
