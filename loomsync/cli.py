@@ -197,9 +197,9 @@ def show(
     as_json: JsonOption = False,
     full: Annotated[bool, typer.Option("--full", help="Show tool output in full.")] = False,
 ) -> None:
-    """Show a thread as a readable transcript (or its JSON document)."""
+    """Show a thread as a readable transcript (or its JSON document), credentials replaced."""
     with _store() as store:
-        loaded = _load(store, thread)
+        loaded = store.local.redaction.thread(_load(store, thread))  # files of older clients
     if as_json:
         console.write_json(codec.encode_thread(loaded))
     else:

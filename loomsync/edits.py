@@ -152,6 +152,16 @@ def sharing_patch(
     return patch
 
 
+def widens(payload: Mapping[str, object] | None) -> bool:
+    """Does this PATCH payload let more people read the thread (``organization``/``public``
+    visibility, or support sharing on)? Such a patch waits for the thread's pending save
+    (issue 12, item 5: nobody may read the server's copy before the redacted one is there)."""
+    payload = payload or {}
+    return payload.get("visibility") in ("organization", "public") or (
+        payload.get("is_shared_with_support") is True
+    )
+
+
 def forked(
     source: Thread,
     *,
@@ -211,6 +221,7 @@ __all__ = [
     "set_archived",
     "shared",
     "sharing_patch",
+    "widens",
     "with_fields",
     "without_fields",
 ]

@@ -31,14 +31,13 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from loomsync import codec, edits
+from loomsync import codec, edits, pulling
 from loomsync.client import ThreadSyncClient
 from loomsync.errors import (
     AuthError,
     ConflictError,
     CorruptThreadError,
     GoneError,
-    InvalidResponseError,
     NetworkError,
     RefusedError,
     RemoteNotFoundError,
@@ -49,9 +48,9 @@ from loomsync.errors import (
 from loomsync.files import ensure_dir
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, stamp_of
+from loomsync.legacy import take_sharing
 from loomsync.merge import adopt_markers, plan_push, resolve_conflict, snapshot, sync_base
 from loomsync.model import Metadata, Thread
-from loomsync.responses import SkippedEntry
 from loomsync.store import LocalThreadStore
 from loomsync.summary import SyncOutcome
 from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
@@ -157,9 +156,15 @@ class SyncEngine:
         return outcomes
 
     def _ordered(self, thread_id: str, group: list[PendingEntry]) -> list[PendingEntry]:
-        """Delete first; then patch before save if the server has the thread, else after."""
+        """Delete first; then patch before save if the server has the thread, else after.
+
+        A widening patch (:func:`loomsync.edits.widens`) never goes before a save of the same
+        thread: the save may be the redacted copy (issue 12, items 1 and 5), so all patches
+        then follow the save, in their own order (a later narrowing patch stays last)."""
         has_base = self.states.get(thread_id).base is not None
-        rank = {"delete": 0, "patch": 1 if has_base else 3, "save": 2}
+        ops = {e.op for e in group}
+        held = "save" in ops and any(e.op == "patch" and edits.widens(e.payload) for e in group)
+        rank = {"delete": 0, "patch": 1 if has_base and not held else 3, "save": 2}
         return sorted(group, key=lambda e: rank[e.op])
 
     def _attempt(self, entry: PendingEntry) -> SyncOutcome:
@@ -241,6 +246,9 @@ class SyncEngine:
         state = self.states.get(thread_id)
         if state.base is None:
             return SyncOutcome(thread_id, "pending", "patch", "waiting for the first upload")
+        if edits.widens(payload) and self.queue.has(thread_id, "save"):
+            detail = "waiting for the redacted copy to upload before widening who may read it"
+            return SyncOutcome(thread_id, "pending", "patch", detail)
         server = self.client.patch_thread(thread_id, payload)
         with self.local.locked(thread_id):
             state = self.states.get(thread_id)
@@ -294,6 +302,8 @@ class SyncEngine:
                     stored = self.client.put_thread(local, base_version=base.version if base else 0)
                     version = stored.version
                     sent = self._take_markers(thread_id, stored, local, stamp)
+                    if take_sharing(self.local, stored, stamp):  # a file of the old client
+                        self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
             except ConflictError as conflict:
                 outcome = self._resolve(thread_id, local, stamp, conflict)
                 if outcome is not None:
@@ -339,6 +349,8 @@ class SyncEngine:
     ) -> SyncOutcome | None:
         """Merge after a 409; None means "push again", an outcome means done."""
         server = conflict.current
+        if server is not None and take_sharing(self.local, server, stamp):
+            return None  # a file of the old client now says what the server holds: reread it
         with self.local.locked(thread_id):
             state = self.states.get(thread_id)
             if server is None:  # the server holds no copy we may see: upload as new
@@ -380,75 +392,17 @@ class SyncEngine:
             thread_id, "forked", detail=detail, version=server.version, fork_id=str(fork.id)
         )
 
-    # -- pulling --------------------------------------------------------------------------
+    # -- pulling (loomsync.pulling) ---------------------------------------------------------
 
     def adopt(self, server: Thread, stamp: Stamp | None) -> bool:
-        """Make the server's copy the local copy if the file still has ``stamp`` (None: absent).
-
-        The copy is redacted as every save is; if that changed it (the server holds credentials
-        a client that is not loomsync sent), the redacted copy is queued to replace the
-        server's."""
-        thread_id = str(server.id)
-        clean = self.local.redaction.thread(server)
-        with self.local.locked(thread_id):
-            if not self.local.save_if_unchanged(clean, stamp, redacted=True):
-                return False
-            state = self.states.get(thread_id)
-            state.base = sync_base(server, server.version)
-            self.states.put(thread_id, state)
-            if clean is not server and not clean.is_private:
-                self.queue.add(thread_id, "save")  # the server holds credentials: replace them
-        return True
+        """Make the server's copy the local copy if the file still has ``stamp`` (None:
+        absent); see :func:`loomsync.pulling.adopt`."""
+        return pulling.adopt(self, server, stamp)
 
     def pull(self) -> list[SyncOutcome]:
-        """Fetch every thread of ours the server holds in a newer version than our base.
-
-        Threads with local changes not yet pushed, private threads and threads with queue
-        entries are left to the push (which merges on 409). One listing request per 200
-        threads, one GET per newer thread.
-
-        A broken or hostile server cannot stop the pull: a listed entry the client cannot use
-        (an id that is not a thread id, such as ``../../etc``) is reported ``"skipped"``, and a
-        thread whose GET answers an unusable body is reported ``"failed"``; the rest is pulled.
-        """
-        assert self.client is not None
-        queued = {e.thread_id for e in self.queue.entries()}
-        outcomes: list[SyncOutcome] = []
-
-        def skip(entry: SkippedEntry) -> None:
-            outcomes.append(SyncOutcome(entry.id or "-", "skipped", op="pull", detail=entry.reason))
-
-        for summary in self.client.iter_threads(archived="any", on_skipped=skip):
-            thread_id = summary.id
-            state = self.states.get(thread_id)
-            if thread_id in queued or (state.base and state.base.version >= summary.version):
-                continue
-            try:
-                local, stamp = self.local.load_stamped(thread_id)
-            except ThreadNotFoundError:
-                local, stamp = None, None
-            except CorruptThreadError:
-                continue
-            if local is not None:
-                if local.is_private:
-                    continue
-                if plan_push(local, state.base).kind != "none":
-                    self.queue.add(thread_id, "save")
-                    continue
-            lock = self.sync_lock(thread_id)
-            try:
-                lock.acquire(timeout=0)
-            except Timeout:
-                continue
-            try:
-                server = self.client.get_thread(thread_id)
-                if self.adopt(server, stamp):
-                    outcomes.append(SyncOutcome(thread_id, "pulled", version=server.version))
-            except InvalidResponseError as exc:
-                outcomes.append(SyncOutcome(thread_id, "failed", op="pull", detail=str(exc)))
-            finally:
-                lock.release()
-        return outcomes
+        """Fetch every thread of ours the server holds in a newer version than our base; see
+        :func:`loomsync.pulling.pull`."""
+        return pulling.pull(self)
 
 
 __all__ = ["MAX_ROUNDS", "StopRun", "SyncEngine"]

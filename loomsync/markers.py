@@ -8,8 +8,10 @@ a rewritten history and fork. :func:`is_redaction_of` recognises such a copy and
 
 The test is structural (JSON values: same keys, same list lengths) and per string: the
 redacted string, split at its markers, gives pieces that appear in the original in order, at
-its start and its end, each marker standing for at least one character. Linear in the text
-(leftmost matching of literal pieces is optimal).
+its start and its end, each marker standing for a span that could be a credential: at least
+:data:`MIN_SPAN` characters without whitespace, or a PEM block (``-----BEGIN`` … ``-----END
+…-----``). So a message that is wholly a marker is no redaction of a sentence (review P2-10).
+Linear in the text (leftmost matching of literal pieces from the shortest span is optimal).
 """
 
 from __future__ import annotations
@@ -23,6 +25,28 @@ from loomsync.secrets import MARKER_PREFIX
 MARKER = re.compile(re.escape(MARKER_PREFIX) + r"[A-Za-z0-9_.-]+\]")
 
 
+#: The fewest characters a marker stands for (the detector's shortest findings are longer).
+MIN_SPAN = 8
+_PEM_BEGIN, _PEM_END = "-----BEGIN", "-----END"
+
+
+def _plausible(span: str) -> bool:
+    """Could a detector have replaced this span? Whitespace-free and long enough, or PEM."""
+    if span.startswith(_PEM_BEGIN):
+        return True
+    return len(span) >= MIN_SPAN and not any(ch.isspace() for ch in span)
+
+
+def _earliest_end(original: str, at: int) -> int:
+    """Where the span starting at ``at`` may end at the earliest (past a PEM block's end)."""
+    if original.startswith(_PEM_BEGIN, at):
+        end = original.find(_PEM_END, at)
+        close = original.find("-----", end + len(_PEM_END)) if end >= 0 else -1
+        if close >= 0:
+            return close + 5
+    return at + MIN_SPAN
+
+
 def _text_is_redaction_of(redacted: str, original: str) -> bool:
     if MARKER_PREFIX not in redacted:
         return False
@@ -30,17 +54,17 @@ def _text_is_redaction_of(redacted: str, original: str) -> bool:
     if len(pieces) == 1:
         return False
     first, last = pieces[0], pieces[-1]
-    if len(first) + len(last) + len(pieces) - 1 > len(original):
+    if len(first) + len(last) + (len(pieces) - 1) * MIN_SPAN > len(original):
         return False
     if not (original.startswith(first) and original.endswith(last)):
         return False
     at, end = len(first), len(original) - len(last)
     for piece in pieces[1:-1]:
-        found = original.find(piece, at + 1, end - 1)
-        if found < 0:
+        found = original.find(piece, _earliest_end(original, at), end)
+        if found < 0 or not _plausible(original[at:found]):
             return False
         at = found + len(piece)
-    return end - at >= 1
+    return end - at >= 1 and _plausible(original[at:end])
 
 
 def is_redaction_of(redacted: Any, original: Any) -> bool:
@@ -79,4 +103,4 @@ def adopt_redactions(source: Any, target: Any) -> Any:
     return target
 
 
-__all__ = ["MARKER", "adopt_redactions", "is_redaction_of"]
+__all__ = ["MARKER", "MIN_SPAN", "adopt_redactions", "is_redaction_of"]

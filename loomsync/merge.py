@@ -223,15 +223,18 @@ def build(
     return Thread.model_validate(data)
 
 
-def adopt_markers(source: Thread, target: Thread) -> Thread:
+def adopt_markers(source: Thread, target: Thread, *, within: int | None = None) -> Thread:
     """``target`` with every message and field that ``source`` holds in redacted form (equal
     but for markers, :func:`loomsync.markers.is_redaction_of`) taken from ``source``; the same
-    object when there is none. Messages are compared position by position."""
+    object when there is none. Messages are compared position by position, only the first
+    ``within`` (the common ancestor's; None: all, for the server's answer to what was just
+    sent): a message both sides added since is no redaction of the other (review P2-10)."""
     source_messages, source_fields = split(source)
     target_messages, target_fields = split(target)
     messages = list(target.messages)
     changed = False
-    for index, (mine, theirs) in enumerate(zip(target_messages, source_messages, strict=False)):
+    pairs = list(zip(target_messages, source_messages, strict=False))[:within]
+    for index, (mine, theirs) in enumerate(pairs):
         if mine != theirs and (adopted := adopt_redactions(theirs, mine)) is not mine:
             messages[index] = Message.model_validate(adopted)
             changed = True
@@ -257,8 +260,9 @@ class Resolution:
 def resolve_conflict(local: Thread, base: SyncBase | None, server: Thread) -> Resolution:
     """Merge the local copy with the server's copy (``current`` of a 409); redaction markers
     either side holds are kept (:func:`adopt_markers`)."""
-    local = adopt_markers(server, local)
-    server = adopt_markers(local, server)
+    shared = base.message_count if base else 0
+    local = adopt_markers(server, local, within=shared)
+    server = adopt_markers(local, server, within=shared)
     local_messages, local_fields = split(local)
     server_messages, server_fields = split(server)
     if is_prefix(server_messages, local_messages):
@@ -295,8 +299,9 @@ def merge_save(writer: Thread, previous: Snapshot | None, current: Thread) -> Sa
     writer's copy must go to a fork. Otherwise the merged thread to write. Redaction markers
     either side holds are kept (:func:`adopt_markers`).
     """
-    writer = adopt_markers(current, writer)
-    current = adopt_markers(writer, current)
+    shared = previous.message_count if previous else 0
+    writer = adopt_markers(current, writer, within=shared)
+    current = adopt_markers(writer, current, within=shared)
     writer_messages, writer_fields = split(writer)
     current_messages, current_fields = split(current)
     if is_prefix(current_messages, writer_messages):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -33,10 +32,6 @@ from loomsync.secrets import Located, Redactor, default_redactor
 
 #: Digests of clean messages a :class:`Redaction` remembers (16 bytes each).
 CLEAN_CACHE = 200_000
-
-
-def _zero(_text: str) -> int:
-    return 0
 
 
 class Redaction:
@@ -51,46 +46,61 @@ class Redaction:
         self._clean: dict[bytes, None] = {}  # digests of messages known to hold no finding
         self._guard = threading.Lock()
 
-    def _message(self, data: dict[str, Any]) -> dict[str, Any]:
-        """One message (a dumped dict) redacted; the same object when clean. A message seen
-        clean before is recognised by the digest of its JSON and not scanned again, so a save
-        of one more turn scans one turn (hashing is ~50x cheaper than detection)."""
+    def _message(self, data: dict[str, Any], index: int) -> tuple[dict[str, Any], list[Located]]:
+        """Message ``index`` of its thread (a dumped dict) redacted, and what was found; the
+        same object when clean. A message seen clean before is recognised by the digest of its
+        JSON and not scanned again, so a save of one more turn scans one turn (hashing is ~50x
+        cheaper than detection)."""
         key = hashlib.blake2b(codec.dumps(data), digest_size=16).digest()
         if key in self._clean:
-            return data
-        new: dict[str, Any] = self.redactor.redact_value(data)
+            return data, []
+        path = ("conversation", "messages", index)
+        new, found = self.redactor.redact_value_located(data, path)
         clean = key if new is data else hashlib.blake2b(codec.dumps(new), digest_size=16).digest()
         with self._guard:
             if len(self._clean) >= CLEAN_CACHE:
                 del self._clean[next(iter(self._clean))]  # oldest first
             self._clean[clean] = None
-        return new
+        return new, found
 
-    def thread(self, thread: Thread) -> Thread:
-        """The thread with every credential replaced by its marker, in message content,
+    def located(self, thread: Thread) -> tuple[Thread, list[Located]]:
+        """The thread with every credential replaced by its marker (in message content,
         tool-call arguments, titles, tags, workspace paths and git fields; the same object when
-        nothing was found. Unset fields stay unset."""
+        nothing was found; unset fields stay unset), and what was replaced: kind, JSON path,
+        message index, masked preview, in the document's order. One walk of the codec document
+        (exact numbers kept) serves :meth:`thread` and :meth:`scan` alike."""
         doc = codec.document(thread)
         conversation = doc.get("conversation")
         messages = conversation.get("messages") if isinstance(conversation, dict) else None
         if not isinstance(conversation, dict) or not isinstance(messages, list):
-            new = self.redactor.redact_value(doc)
-            return thread if new is doc else Thread.model_validate(new)
+            new, found = self.redactor.redact_value_located(doc)
+            return (thread if new is doc else Thread.model_validate(new)), found
         rest = {**doc, "conversation": {k: v for k, v in conversation.items() if k != "messages"}}
-        redacted_rest = self.redactor.redact_value(rest)
-        redacted = [self._message(m) if isinstance(m, dict) else m for m in messages]
+        redacted_rest, found = self.redactor.redact_value_located(rest)
+        redacted: list[Any] = []
+        for n, item in enumerate(messages):
+            new_item, in_message = self._message(item, n) if isinstance(item, dict) else (item, [])
+            redacted.append(new_item)
+            found.extend(in_message)
+        order = {key: n for n, key in enumerate(doc)}
+        found.sort(key=lambda f: order.get(str(f.path[0]), 0) if f.path else 0)  # stable
         if redacted_rest is rest and all(a is b for a, b in zip(redacted, messages, strict=True)):
-            return thread
+            return thread, found
         out = dict(redacted_rest)
         out["conversation"] = {**out["conversation"], "messages": redacted}
-        return Thread.model_validate(out)
+        return Thread.model_validate(out), found
 
-    def messages(self, messages: Sequence[Message]) -> list[Message]:
-        """Messages redacted (for an append); unchanged ones are the same objects."""
+    def thread(self, thread: Thread) -> Thread:
+        """The thread with every credential replaced by its marker (see :meth:`located`)."""
+        return self.located(thread)[0]
+
+    def messages(self, messages: Sequence[Message], first_index: int = 0) -> list[Message]:
+        """Messages redacted (for an append; message ``n`` is message ``first_index + n`` of
+        its thread); unchanged ones are the same objects."""
         out: list[Message] = []
-        for message in messages:
+        for n, message in enumerate(messages):
             data = message.model_dump(mode="python", exclude_unset=True, by_alias=True)
-            new = self._message(data)
+            new = self._message(data, first_index + n)[0]
             out.append(message if new is data else Message.model_validate(new))
         return out
 
@@ -104,13 +114,9 @@ class Redaction:
         return self.redactor.redact_text(text)
 
     def scan(self, thread: Thread) -> list[Located]:
-        """What :meth:`thread` would replace: kind, JSON path, message index and a masked
-        preview (never the value). Reads a copy whose numbers are zeroed: only strings are
-        scanned, and the paths are those of the document."""
-        plain = json.loads(
-            codec.encode_thread(thread, pretty=False), parse_int=_zero, parse_float=_zero
-        )
-        return self.redactor.scan_thread(Thread.model_validate(plain))
+        """What :meth:`thread` replaces: kind, JSON path, message index and a masked preview
+        (never the value), found by the same walk (see :meth:`located`)."""
+        return self.located(thread)[1]
 
 
 @functools.cache

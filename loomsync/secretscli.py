@@ -129,6 +129,25 @@ def _scan_before_sharing(store: SyncingThreadStore, thread_id: str) -> list[Loca
     return store.local.redaction.scan(thread)
 
 
+def _upload_before_sharing(store: SyncingThreadStore, thread_id: str) -> str | None:
+    """Push a pending save of the thread (the redacted copy) before widening who may read it
+    (issue 12, item 5). None when no save is pending or it landed (synced, up to date); else
+    why not and what to run."""
+    if not store.queue.has(thread_id, "save"):
+        return None
+    retry = f"run `loomsync sync`, then `loomsync share {thread_id} …` again"
+    if store.client is None:
+        return (
+            f"its redacted copy is not on the server yet and you are not logged in; log in, {retry}"
+        )
+    outcome = store.sync_thread(thread_id)
+    if not store.queue.has(thread_id, "save"):
+        return None
+    why = "the server is unreachable" if outcome.status == "pending" else "the upload failed"
+    detail = f" ({outcome.detail})" if outcome.detail else ""
+    return f"its redacted copy is not on the server yet: {why}{detail}; {retry}"
+
+
 @app.command()
 def share(
     thread: ThreadArg,
@@ -142,7 +161,8 @@ def share(
     """Change who may read a thread on the server.
 
     Widening (organization, public, --support) first scans the thread and refuses, exit code 1,
-    if a credential remains: run `loomsync redact ID` first.
+    if a credential remains (run `loomsync redact ID` first), or if its pending upload (the
+    redacted copy) cannot reach the server now (run `loomsync sync`, then share again).
     """
     if visibility is None and support is None:
         raise typer.BadParameter("give --visibility and/or --support/--no-support")
@@ -159,8 +179,11 @@ def share(
                 )
                 errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
                 raise typer.Exit(1)
-            if store.queue.has(thread, "save"):
-                store.sync_thread(thread)  # the redacted copy lands before anyone may read it
+            refusal = _upload_before_sharing(store, thread)
+            if refusal:
+                message = f"{thread}: {refusal}; not shared."
+                errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
+                raise typer.Exit(1)
         shared = store.share(thread, visibility=visibility, shared_with_support=support)
         note = _sync_now(store, thread)
     support_note = (

@@ -1,4 +1,5 @@
-"""The ThreadStore protocol and LocalThreadStore, the files under ``$XDG_DATA_HOME``.
+"""LocalThreadStore, the files under ``$XDG_DATA_HOME`` (the ThreadStore protocol it satisfies
+is in :mod:`loomsync.storeapi`, re-exported here).
 
 Local files (API.md section 9): ``<data>/loomsync/threads/<id>.json``, pretty JSON, mode 0600,
 written with :func:`atomic_write` under a per-thread file lock, so two processes may save at
@@ -19,15 +20,15 @@ import builtins
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, runtime_checkable
+from typing import Any, NoReturn
 
 from filelock import BaseFileLock, FileLock
 
 from loomsync import codec, edits
 from loomsync.config import default_paths
-from loomsync.errors import CorruptThreadError, InvalidThreadFileError, ThreadNotFoundError
+from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.files import (
     DEFAULT_LOCK_TIMEOUT,
     atomic_write,
@@ -37,154 +38,15 @@ from loomsync.files import (
 )
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
+from loomsync.legacy import sets_sharing, with_sharing
 from loomsync.model import Thread, Visibility
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.search import may_match, query_words, search_threads
 from loomsync.secrets import Located
+from loomsync.storeapi import EditingMixin, ThreadRef, ThreadStore, read_thread_file
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
 
 log = logging.getLogger(__name__)
-
-ThreadRef = str | os.PathLike[str]
-
-
-@runtime_checkable
-class ThreadStore(Protocol):
-    """Where threads are kept. Local, Memory, Remote and Syncing stores all satisfy it.
-
-    Ids are ``T-<uuid>`` strings. Every method raises :class:`loomsync.errors.LoomsyncError`
-    subclasses only: ``ThreadNotFoundError`` for an unknown id, ``InvalidInputError`` for a
-    malformed id or patch, ``SyncError`` subclasses from stores that talk to a server.
-    """
-
-    def load(self, thread_id: ThreadRef) -> Thread:
-        """The thread with this id; a ``Path`` (os.PathLike) reads that file (see load_file)."""
-        ...
-
-    def load_file(self, path: ThreadRef) -> Thread:
-        """Read a thread document from a file path (an export, a file to import).
-
-        Raises:
-            InvalidThreadFileError: the file does not hold a valid thread.
-            UnsupportedOperationError: remote stores (a file path is a local thing).
-        """
-        ...
-
-    def save(self, thread: Thread) -> Thread:
-        """Store the thread (a fresh id and ``created_at`` are filled in when missing).
-
-        Returns the thread as stored. Local-first stores return at once, without the network.
-        """
-        ...
-
-    def save_and_sync(self, thread: Thread) -> SyncOutcome:
-        """Save, then push to the server now (the one call that waits on the network)."""
-        ...
-
-    def list(
-        self,
-        *,
-        limit: int | None = None,
-        workspace: str | None = None,
-        archived: ArchivedFilter = "false",
-    ) -> builtins.list[ThreadSummary]:
-        """Summaries, newest ``last_activity_at`` first; archived hidden unless asked for."""
-        ...
-
-    def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Threads matching ``query``, best first (``SearchResults.source`` says who answered)."""
-        ...
-
-    def delete(self, thread_id: str) -> None:
-        """Delete the thread (on the server: soft delete, the id is never reused)."""
-        ...
-
-    def archive(self, thread_id: str) -> Thread:
-        """Hide the thread from default listings and searches; it stays readable."""
-        ...
-
-    def unarchive(self, thread_id: str) -> Thread:
-        """Undo :meth:`archive`."""
-        ...
-
-    def update_metadata(self, thread_id: str, patch: Mapping[str, Any]) -> Thread:
-        """Merge-patch ``metadata`` (RFC 7396): absent keys unchanged, ``None`` clears a key."""
-        ...
-
-    def share(
-        self,
-        thread_id: str,
-        *,
-        visibility: Visibility | None = None,
-        shared_with_support: bool | None = None,
-    ) -> Thread:
-        """Set visibility (private, organization, public) and/or support sharing."""
-        ...
-
-    def fork(self, thread_id: str, *, up_to: int | None = None) -> Thread:
-        """A new thread with messages ``[0, up_to)``; ``metadata.extra.forked_from`` names the source."""
-        ...
-
-    def close(self) -> None:
-        """Release resources (HTTP connections, the background sync thread)."""
-        ...
-
-
-def read_thread_file(path: Path) -> Thread:
-    """Parse a thread file given by path; nothing is moved or changed.
-
-    Raises:
-        ThreadNotFoundError: the file does not exist.
-        InvalidThreadFileError: it is not a valid thread document.
-    """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ThreadNotFoundError(str(path), f"no such file: {path}") from None
-    except OSError as exc:
-        raise InvalidThreadFileError(path, exc.strerror or str(exc)) from None
-    try:
-        return codec.decode_thread(data)
-    except ValueError as exc:
-        raise InvalidThreadFileError(path, str(exc)) from None
-
-
-class _Editable(Protocol):
-    def load(self, thread_id: ThreadRef) -> Thread: ...
-    def save(self, thread: Thread) -> Thread: ...
-    def edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread: ...
-
-
-class EditingMixin:
-    """``archive``, ``unarchive``, ``update_metadata``, ``share`` and ``fork`` of a store that
-    has ``load``, ``save`` and ``edit(thread_id, change)`` (read, change, write under its lock);
-    the changes themselves are the pure functions of :mod:`loomsync.edits`."""
-
-    def archive(self: _Editable, thread_id: str) -> Thread:
-        """Set ``archived_at``."""
-        return self.edit(thread_id, lambda t: edits.set_archived(t, True))
-
-    def unarchive(self: _Editable, thread_id: str) -> Thread:
-        """Remove ``archived_at``."""
-        return self.edit(thread_id, lambda t: edits.set_archived(t, False))
-
-    def update_metadata(self: _Editable, thread_id: str, patch: Mapping[str, Any]) -> Thread:
-        """Merge-patch the metadata (see :func:`loomsync.edits.patched_metadata`)."""
-        return self.edit(thread_id, lambda t: edits.patched_metadata(t, patch))
-
-    def share(
-        self: _Editable,
-        thread_id: str,
-        *,
-        visibility: Visibility | None = None,
-        shared_with_support: bool | None = None,
-    ) -> Thread:
-        """Change visibility and/or support sharing."""
-        return self.edit(thread_id, lambda t: edits.shared(t, visibility, shared_with_support))
-
-    def fork(self: _Editable, thread_id: str, *, up_to: int | None = None) -> Thread:
-        """Save and return a fork (see :func:`loomsync.edits.forked`)."""
-        return self.save(edits.forked(self.load(thread_id), up_to=up_to))
 
 
 class LocalThreadStore(EditingMixin):
@@ -217,6 +79,9 @@ class LocalThreadStore(EditingMixin):
         self.lock_timeout = lock_timeout
         self.redaction = redaction or default_redaction()
         self.default_visibility: Visibility = default_visibility
+        #: Sharing a file that sets no visibility reads as (None: the model's defaults); see
+        #: :mod:`loomsync.legacy` (SyncingThreadStore installs the sync base's).
+        self.known_sharing: Callable[[str], dict[str, Any] | None] | None = None
         self.problems: builtins.list[CorruptThreadError] = []
         self.index = SummaryIndex(self.root, redaction=self.redaction)
         self._locks: dict[str, FileLock] = {}
@@ -279,8 +144,9 @@ class LocalThreadStore(EditingMixin):
         atomic_write(moved, clean.encode("utf-8", "surrogateescape"))
         path.unlink()
 
-    def load_stamped(self, thread_id: str) -> tuple[Thread, Stamp]:
-        """The thread and its file's stamp, for :meth:`save_if_unchanged`.
+    def load_stamped(self, thread_id: str, *, as_written: bool = False) -> tuple[Thread, Stamp]:
+        """The thread and its file's stamp, for :meth:`save_if_unchanged`; a file that sets no
+        visibility reads with :attr:`known_sharing` unless ``as_written``.
 
         Raises:
             ThreadNotFoundError: no file for this id.
@@ -301,6 +167,9 @@ class LocalThreadStore(EditingMixin):
             self._quarantine(thread_id, path, stamp, str(exc))
         if thread.id is None:
             thread = edits.with_fields(thread, id=ThreadId.parse(thread_id))
+        if not as_written and self.known_sharing and not sets_sharing(thread):
+            known = self.known_sharing(thread_id)
+            thread = with_sharing(thread, known) if known else thread
         return thread, stamp
 
     def _read_for_index(self, path: Path) -> Thread | None:
@@ -413,7 +282,9 @@ class LocalThreadStore(EditingMixin):
         return rows if limit is None else rows[:limit]
 
     def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Substring search over every local thread (files that cannot match are not parsed)."""
+        """Substring search over every local thread (files that cannot match are not parsed),
+        each redacted as it is read: a file an older client wrote unredacted is searched and
+        quoted in its redacted form."""
         words = query_words(query)
 
         def candidates() -> Iterator[Thread]:
@@ -426,7 +297,7 @@ class LocalThreadStore(EditingMixin):
                     continue
                 if may_match(raw, words) and (thread := self._read_for_index(path)):
                     if not edits.archived_at(thread):
-                        yield thread
+                        yield self.redaction.thread(thread)
 
         return SearchResults(hits=search_threads(candidates(), query, limit=limit))
 
@@ -442,4 +313,11 @@ class LocalThreadStore(EditingMixin):
         """Nothing to release."""
 
 
-__all__ = ["LocalThreadStore", "ThreadRef", "ThreadStore", "atomic_write", "read_thread_file"]
+__all__ = [
+    "EditingMixin",
+    "LocalThreadStore",
+    "ThreadRef",
+    "ThreadStore",
+    "atomic_write",
+    "read_thread_file",
+]

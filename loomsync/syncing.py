@@ -5,10 +5,9 @@ A background thread pushes queue entries (see :mod:`loomsync.engine`), backing o
 server is away. ``save_and_sync`` is the one call that waits; ``retry_pending`` pushes all
 pending entries now; ``pull`` fetches newer server copies.
 
-A save also protects what others changed in the file since the writer's last save (a pull, a
-merged conflict, ``loomsync share`` from another process): fields merge three-way, messages
-keep the longer history, and if the writer and the file both added different messages the
-writer's copy is saved as a fork (the returned thread then has the fork's id).
+A save also protects what others changed in the file since the writer's last save
+(:mod:`loomsync.saving`): if both added different messages the writer's copy is saved as a
+fork (the returned thread then has the fork's id).
 
 Private threads (``is_private``) are saved locally and never cause a request of any kind.
 
@@ -24,13 +23,11 @@ import collections
 import dataclasses
 import logging
 import os
-import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loomsync import edits
+from loomsync import edits, legacy, saving
 from loomsync.client import ThreadSyncClient
 from loomsync.config import default_paths
 from loomsync.engine import SyncEngine
@@ -41,9 +38,8 @@ from loomsync.errors import (
     ServerError,
     ThreadNotFoundError,
 )
-from loomsync.ids import ThreadId
-from loomsync.index import Stamp, stamp_of
-from loomsync.merge import Snapshot, is_prefix, merge_save, plan_push, snapshot, split
+from loomsync.index import stamp_of
+from loomsync.merge import plan_push, snapshot
 from loomsync.model import Thread, Visibility
 from loomsync.secrets import Located
 from loomsync.store import LocalThreadStore, ThreadRef
@@ -54,16 +50,6 @@ from loomsync.worker import BackgroundSync
 log = logging.getLogger(__name__)
 
 Report = Callable[[SyncOutcome], None]
-
-
-@dataclass(frozen=True, slots=True)
-class _Saved:
-    """A writer's last save: what it saved, the file's stamp after, and whether the file then
-    held a merge (so the next save must merge again)."""
-
-    snapshot: Snapshot
-    stamp: Stamp
-    merged: bool
 
 
 class SyncingThreadStore:
@@ -97,6 +83,7 @@ class SyncingThreadStore:
         folder = Path(sync_dir) if sync_dir is not None else default_paths().sync_dir
         self.queue = PendingSyncQueue(folder / "pending.json")
         self.states = ThreadStates(folder / "threads", self.local.lock, self.local.redaction)
+        self.local.known_sharing = legacy.known_sharing(self.states)  # files of the old client
         self.reports: collections.deque[SyncOutcome] = collections.deque(maxlen=100)
         self._on_report = on_report
         self.engine = SyncEngine(
@@ -109,8 +96,7 @@ class SyncingThreadStore:
             retry_cap=retry_cap,
             report=self._report,
         )
-        self._saved: dict[str, _Saved] = {}  # each thread's last save by this store
-        self._guard = threading.Lock()
+        self._saved = saving.SaveLog()  # each thread's last save by this store
         self._worker = BackgroundSync(self.engine, self.queue) if background and client else None
 
     def _wake(self) -> None:
@@ -207,7 +193,7 @@ class SyncingThreadStore:
         with self.local.locked(thread_id):
             thread = self.local.prepare(thread)  # redacted before it is compared or written
             self.queue.add(thread_id, "save")  # intent first: a crash after it only re-sends
-            result = self._merged_with_file(thread)
+            result = saving.merged_with_file(self.local, self._saved, thread)
             if result is None:
                 fork = self._save_as_fork(thread)
                 self._wake()
@@ -215,53 +201,14 @@ class SyncingThreadStore:
             self.local.save_prepared(result)
             stamp = stamp_of(self.local.path(thread_id).stat())
             merged = result is not thread and snapshot(result) != snapshot(thread)
-            with self._guard:
-                self._saved[thread_id] = _Saved(snapshot(thread), stamp, merged)
+            self._saved.put(thread_id, saving.LastSave(snapshot(thread), stamp, merged))
         self._wake()
         return result
 
-    def _merged_with_file(self, thread: Thread) -> Thread | None:
-        """What to write for a writer's save: its thread, or a merge with changes others made
-        to the file since this writer's last save; None when the writer must fork."""
-        thread_id = str(thread.id)
-        try:
-            stamp = stamp_of(self.local.path(thread_id).stat())
-        except FileNotFoundError:
-            return thread
-        with self._guard:
-            previous = self._saved.get(thread_id)
-        if previous is not None and previous.stamp == stamp and not previous.merged:
-            return thread  # nobody else wrote the file since: the common, fast case
-        try:
-            current = self.local.load(thread_id)
-        except CorruptThreadError:
-            return thread
-        merged = merge_save(thread, previous.snapshot if previous else None, current)
-        return None if merged.fork else merged.thread
-
     def _save_as_fork(self, thread: Thread) -> Thread:
-        """Save a writer's divergent copy as a fork: the fork of the last conflict if it
-        continues it, else a new one."""
+        """Save a writer's divergent copy as a fork (:func:`loomsync.saving.fork_target`)."""
         thread_id = str(thread.id)
-        state = self.states.get(thread_id)
-        target: Thread | None = None
-        if state.fork_id:
-            try:
-                fork_file: Thread | None = self.local.load(state.fork_id)
-            except (ThreadNotFoundError, CorruptThreadError):
-                fork_file = None
-            if fork_file is not None and is_prefix(split(fork_file)[0], split(thread)[0]):
-                extra = dict(thread.metadata.extra)
-                extra["forked_from"] = fork_file.metadata.extra.get("forked_from")
-                metadata = thread.metadata.model_copy(update={"extra": extra})
-                target = edits.with_fields(thread, id=fork_file.id, metadata=metadata.model_dump())
-        if target is None:
-            target = edits.forked(
-                thread, new_id=ThreadId.new(), reason="conflict", keep_sharing=True
-            )
-            state.fork_id = str(target.id)
-            self.states.put(thread_id, state)
-        saved = self.save(target)
+        saved = self.save(saving.fork_target(self.local, self.states, thread))
         outcome = SyncOutcome(
             thread_id,
             "forked",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loomsync.markers import adopt_redactions, is_redaction_of
+from loomsync.markers import MIN_SPAN, adopt_redactions, is_redaction_of
 from loomsync.secrets import marker
 
 KINDS = st.sampled_from(["aws-access-key", "github-token", "url-password"])
@@ -14,10 +14,14 @@ KINDS = st.sampled_from(["aws-access-key", "github-token", "url-password"])
 
 @st.composite
 def redacted_pair(draw: st.DrawFn) -> tuple[str, str]:
-    """(original, redacted): spans of any text but NUL, each maybe replaced by a marker."""
+    """(original, redacted): spans of any text but NUL, each maybe replaced by a marker (the
+    replaced ones shaped like a finding: MIN_SPAN or more characters without whitespace)."""
     text = st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=12)
-    parts = draw(st.lists(text, min_size=1, max_size=8))
-    hide = draw(st.lists(st.booleans(), min_size=len(parts), max_size=len(parts)))
+    secret = st.text(
+        st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc")), min_size=MIN_SPAN, max_size=20
+    )
+    hide = draw(st.lists(st.booleans(), min_size=1, max_size=8))
+    parts = [draw(secret if hidden else text) for hidden in hide]
     kinds = draw(st.lists(KINDS, min_size=len(parts), max_size=len(parts)))
     redacted = "".join(
         marker(kind) if hidden else part
@@ -40,15 +44,25 @@ def test_a_change_outside_the_markers_is_not_a_redaction(pair: tuple[str, str], 
     assert not is_redaction_of(extra + "\x00" + redacted, original)
 
 
-def test_a_marker_stands_for_at_least_one_character() -> None:
-    assert not is_redaction_of(f"key {marker('aws-access-key')}", "key ")
-    assert is_redaction_of(f"key {marker('aws-access-key')}!", "key AKIA!")
+def test_a_marker_stands_for_something_shaped_like_a_credential() -> None:
+    aws, pem = marker("aws-access-key"), marker("private-key")
+    assert not is_redaction_of(f"key {aws}", "key ")
+    assert is_redaction_of(f"key {aws}!", "key AKIAQX4TBSR7EXAMPLE!")
     assert not is_redaction_of("plain text", "other text")
+    assert not is_redaction_of(f"key {aws}!", "key AKIA!")  # too short to be a finding
+    assert not is_redaction_of(pem, "Tests: 130 passed in 4.2s")  # review P2-10
+    assert not is_redaction_of(marker("secret-assignment"), "Fix the login bug")
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7 x\n-----END RSA PRIVATE KEY-----"
+    assert is_redaction_of(f"key:\n{pem}\ndone", f"key:\n{block}\ndone")
 
 
 def test_json_values_are_compared_structurally() -> None:
     mark = marker("github-token")
-    original = {"content": "use ghp_x now", "n": 1, "calls": [{"args": {"cmd": "ghp_y"}}]}
+    original = {
+        "content": "use ghp_Zq8pW2rT5v now",
+        "n": 1,
+        "calls": [{"args": {"cmd": "ghp_W2rT5vZq8p"}}],
+    }
     redacted = {"content": f"use {mark} now", "n": 1, "calls": [{"args": {"cmd": mark}}]}
     assert is_redaction_of(redacted, original)
     assert not is_redaction_of({**redacted, "n": 2}, original)

@@ -184,3 +184,23 @@ def test_a_stale_writer_keeps_what_others_changed_and_forks_on_divergence() -> N
     assert contents(merge_save(rewritten, previous, thread_of(["turn 0", "turn 1"])).thread) == [
         "turn 0 edited"
     ]
+
+
+def message_thread(*messages: dict[str, str]) -> Thread:
+    return Thread.model_validate(
+        {"id": "T-019b0000-0000-7000-8000-00000000abcd", "conversation": {"messages": messages}}
+    )
+
+
+def test_a_message_that_is_wholly_a_marker_is_no_redaction_of_another_one() -> None:
+    """Review P2-10: both sides added a tool message since the ancestor; the file's is a
+    marker. Taking it for a redaction of the writer's would drop the writer's message."""
+    base = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+    previous = snapshot(message_thread(*base))
+    current = message_thread(*base, {"role": "tool", "content": "[REDACTED:private-key]"})
+    writer = message_thread(*base, {"role": "tool", "content": "Tests: 130 passed in 4.2s"})
+    merged = merge_save(writer, previous, current)
+    assert merged.fork  # nothing lost: the writer's copy goes to a fork
+    assert contents(merged.thread)[-1] == "Tests: 130 passed in 4.2s"
+    server_side = resolve_conflict(writer, sync_base(previous, 1), current)
+    assert server_side.kind == "diverged"
