@@ -33,10 +33,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from loomsync.errors import ConfigError
 from loomsync.files import atomic_write, ensure_dir
-from loomsync.model import Visibility
+from loomsync.model import VISIBILITIES, Visibility
 from loomsync.secrets import Redactor
-
-VISIBILITIES = ("private", "organization", "public")
 
 APP_NAME = "loomsync"
 

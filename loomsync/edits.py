@@ -15,9 +15,7 @@ from pydantic import ValidationError
 
 from loomsync.errors import InvalidInputError
 from loomsync.ids import InvalidThreadId, ThreadId
-from loomsync.model import SERVER_FIELDS, Metadata, Thread, Visibility, format_utc
-
-VISIBILITIES: tuple[Visibility, ...] = ("private", "organization", "public")
+from loomsync.model import SERVER_FIELDS, VISIBILITIES, Metadata, Thread, Visibility, format_utc
 
 
 def now() -> datetime:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -25,6 +25,8 @@ from pydantic.functional_validators import AfterValidator, BeforeValidator
 from loomsync.ids import ThreadId
 
 Visibility = Literal["private", "organization", "public"]
+#: The visibilities of API.md section 1, narrowest first.
+VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
 Role = Literal["user", "assistant", "tool", "system"]
 
 #: Agent states named by API.md section 2; other strings are kept as given.
@@ -242,6 +244,7 @@ class Thread(_Open):
 __all__ = [
     "AGENT_STATE_KINDS",
     "SERVER_FIELDS",
+    "VISIBILITIES",
     "AgentState",
     "Conversation",
     "Message",
