@@ -20,9 +20,10 @@ import json
 import random
 import string
 import uuid
-import zlib
 from pathlib import Path
 from typing import Any
+
+from tests.invented import checksummed
 
 DATA = Path(__file__).parent / "data" / "claude-code-planted"
 SESSION = "5e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b"
@@ -41,20 +42,10 @@ def _pick(alphabet: str, n: int) -> str:
     return "".join(_rng.choice(alphabet) for _ in range(n))
 
 
-def _base62(number: int, width: int) -> str:
-    digits = string.digits + string.ascii_uppercase + string.ascii_lowercase
-    out = ""
-    while number:
-        number, rest = divmod(number, 62)
-        out = digits[rest] + out
-    return out.rjust(width, "0")
-
-
 def _checked(prefix: str) -> str:
     """``prefix`` + 30 random base62 characters + 6 base62 digits of their CRC32 (the GitHub
     and npm token format)."""
-    body = _pick(_ALNUM, 30)
-    return prefix + body + _base62(zlib.crc32(body.encode()), 6)
+    return checksummed(prefix, _pick(_ALNUM, 30))
 
 
 def _b64url(data: bytes) -> str:

@@ -9,19 +9,11 @@ import base64
 import random
 import re
 import string
-import zlib
 
-BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+from tests.invented import BASE62, checksummed
+
 #: AWS access key ids: ``AKIA`` and 16 characters of the base32 alphabet.
 AWS_ALPHABET = string.ascii_uppercase + "234567"
-
-
-def _base62(number: int, width: int) -> str:
-    digits = ""
-    while number:
-        number, digit = divmod(number, 62)
-        digits = BASE62[digit] + digits
-    return digits.rjust(width, "0")
 
 
 def aws_access_key(seed: str) -> str:
@@ -35,7 +27,7 @@ def github_token(seed: str) -> str:
     base62 digits (GitHub's checksum)."""
     rnd = random.Random(f"github:{seed}")
     body = "".join(rnd.choice(BASE62) for _ in range(30))
-    return f"ghp_{body}{_base62(zlib.crc32(body.encode()), 6)}"
+    return checksummed("ghp_", body)
 
 
 def private_key(seed: str) -> str:
