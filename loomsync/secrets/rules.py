@@ -278,7 +278,7 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     # a token as the whole userinfo: https://<40 hex>@github.com (review P5)
     Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,})@"
          r"[A-Za-z0-9\[._\-]+", group=1, check=_token_userinfo,
-         trigger=r"://[A-Za-z0-9_\-]{4}"),
+         trigger=r"://[A-Za-z0-9_\-]{20}[A-Za-z0-9_\-]*@"),
     # query-string credentials: ?key=, &appid=, &sig= (Azure SAS), ?access_token= (review P5)
     Rule("secret-assignment", r"[?&](?i:sig|signature|key|api_?key|apikey|app_?id|app_?key|"
          r"access_?token|auth_?token|token|client_?secret|secret|password|x-amz-signature|"

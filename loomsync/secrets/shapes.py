@@ -119,6 +119,7 @@ _NOT_VALUE_RE = re.compile(
     r"""
     ^(?:/|~/|\./|\.\./|[A-Za-z]:\\|arn:|[A-Za-z][A-Za-z0-9+.\-]*://)   # paths, ARNs, URLs
     | ^[-+]?\d+(?:\.\d+)?$                                 # numbers
+    | ^\d+(?:[/:]\d+)+$                                    # 127/130, 12:30:05
     | \.(?:json|pem|key|crt|cer|txt|ya?ml|env|toml|ini|p12|pfx|der|pub|cfg|conf|py|js|ts)$
     | [\s()\[\]{}<>`]                                       # whitespace, expressions
     | ^=
@@ -130,6 +131,7 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z_.\-]*")
 #: ending in digits, joined by ``_`` (``OPENAI_API_KEY``, ``url_encode64``, ``oauth2_scheme``);
 #: ``Zq8p``, ``W2rT5v`` and ``CAESIAb3dE5f`` are not (review P1-3: values with dots).
 _SEGMENT = r"[$_]*[A-Za-z$]+[0-9]*(?:_+[A-Za-z$]*[0-9]*)*"
+_SEGMENT_RE = re.compile(_SEGMENT)
 #: ``a.b``, ``self.token``, ``provider?.requiresAuth``, ``form.password.data``: code.
 _ATTRIBUTE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT})+")
 #: Code after ``NAME=`` (review P2-9): an identifier, attribute chain or subscript, or a call.
@@ -153,6 +155,8 @@ def is_secret_value(value: str) -> bool:
     if len(value) < MIN_VALUE or is_placeholder(value) or _NOT_VALUE_RE.search(value):
         return False
     if _ATTRIBUTE_RE.fullmatch(value) or _SLUG_RE.fullmatch(value):
+        return False
+    if "_" in value and _SEGMENT_RE.fullmatch(value):  # session_token_2: a snake_case name
         return False
     if _IDENTIFIER_RE.fullmatch(value):
         return len(value) >= 20 and "." not in value and "_" not in value

@@ -210,6 +210,8 @@ def test_p5_quoted_value_with_spaces_under_a_json_key() -> None:
         "api_key: !vault prod/api_key",
         '{"password": "This field is required."}',
         "password: Enter your password",
+        "    session_token=session_token_2,",
+        "pass: 127/130 tests",
     ],
 )
 def test_p5_false_positives(text: str) -> None:
