@@ -276,9 +276,9 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
          r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[._\-]", group=1, check=_not_placeholder,
          trigger=r"://[^\s:/?#\"'<>\\\[\]]*:[^\s/?#\"'<>\\]+@"),
     # a token as the whole userinfo: https://<40 hex>@github.com (review P5)
-    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,})@"
+    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,}):?@"
          r"[A-Za-z0-9\[._\-]+", group=1, check=_token_userinfo,
-         trigger=r"://[A-Za-z0-9_\-]{20}[A-Za-z0-9_\-]*@"),
+         trigger=r"://[A-Za-z0-9_\-]{20}[A-Za-z0-9_\-]*:?@"),
     # query-string credentials: ?key=, &appid=, &sig= (Azure SAS), ?access_token= (review P5)
     Rule("secret-assignment", r"[?&](?i:sig|signature|key|api_?key|apikey|app_?id|app_?key|"
          r"access_?token|auth_?token|token|client_?secret|secret|password|x-amz-signature|"
@@ -322,6 +322,9 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     Rule("secret-assignment", r"(?:getenv|environ\.get|ENV\.fetch|env)\([ \t]*[\"'][A-Za-z0-9_.\-]*"
          + _NAME_WORD + r"[A-Za-z0-9_.\-]*[\"'][ \t]*,[ \t]*[\"']([^\"'\n]+)[\"']", group=1,
          check=_secret),
+    # csh: setenv NAME value
+    Rule("secret-assignment", r"(?m)^[ \t]*setenv[ \t]+[A-Za-z0-9_]*" + _NAME_WORD
+         + r"[A-Za-z0-9_]*[ \t]+" + _VALUE, group=("dq", "sq", "bare"), check=_named),
     # a markdown table row: | NAME | value |
     Rule("secret-assignment",
          r"\|[ \t]*[A-Za-z0-9_.\-]*" + _NAME_WORD + r"[A-Za-z0-9_.\-]*[ \t]*\|[ \t]*`?"

@@ -3,8 +3,15 @@
 Field rules (issue 12 items 1 and 2, API.md section 9):
 
 - Structural fields (ids, timestamps, roles, SHAs, visibility: :data:`STRUCTURAL`) of a
-  thread, a message and a tool call are never touched; everywhere else (tool-call
-  ``arguments_json``, ``metadata.extra``, unknown fields) every string is redacted.
+  thread, a message and a tool call are never touched, at their absolute paths only (the
+  root, ``conversation.messages[n]``, ``….tool_calls[m]``; review P3-12); commit SHAs only
+  while they are hex. Everywhere else (tool-call ``arguments_json``, ``metadata.extra``,
+  unknown fields, a ``messages`` list inside ``extra``) every string is redacted.
+- A dict key that holds a token (any kind but the name-based ones, :data:`CONTEXT_KINDS`)
+  becomes its marker, ``#2``, ``#3``… when that key is taken (review P1-6); paths name the
+  new key, never the token.
+- ``{"name": "DB_PASSWORD", "value": X}`` (k8s/ECS env lists, tags): X is judged as if under
+  the key ``DB_PASSWORD`` (review P1-4).
 - A string that is a whole URL (``git_remote_url``, a URL field) loses its userinfo when the
   userinfo holds a password or a token: ``https://user:pass@host/x`` → ``https://host/x``.
   In free text only the password is replaced: ``https://user:[REDACTED:url-password]@host``.
@@ -282,7 +289,7 @@ class Walker:
         userinfo = match.group(2)
         if _MARKER_RE.fullmatch(userinfo):
             return text  # a marker is never rewritten (review P2-8)
-        user, colon, password = userinfo.partition(":")
+        user, _, password = userinfo.partition(":")
         spans = self.engine.scan(userinfo, self.allowed)
         if spans:
             kind, secret = spans[0].kind, userinfo[spans[0].start : spans[0].end]
@@ -290,9 +297,8 @@ class Walker:
             if self.allowed is not None and self.allowed(password):
                 return text
             kind, secret = "url-password", password
-        elif not colon and is_token_like(
-            user, match.group(3)
-        ):  # a token as the whole userinfo (review P5)
+        elif not password and is_token_like(user, match.group(3)):
+            # a token as the whole userinfo (review P5)
             if self.allowed is not None and self.allowed(user):
                 return text
             kind, secret = "url-password", user

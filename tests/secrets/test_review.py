@@ -185,6 +185,8 @@ def test_p3_12_sha_fields_are_kept_only_when_hex() -> None:
         ("DB_PASSWORD='Zq8p W2rT5v'", "Zq8p W2rT5v"),
         ('{"password":"correct horse battery"}', "correct horse battery"),
         (f"\x1b[32mDB_PASSWORD\x1b[0m={PW}", PW),
+        (f"setenv DB_PASSWORD {PW}", PW),
+        (f"https://{HEX32}:@example.com/x", HEX32),
     ],
 )
 def test_p5_misses(text: str, secret: str) -> None:
@@ -218,8 +220,9 @@ def test_p5_false_positives(text: str) -> None:
     assert redact(text) == text
 
 
-def test_p5_a_token_as_the_whole_userinfo_of_a_url_field_is_dropped() -> None:
-    value = {"remote": f"https://{HEX40}@github.com/o/r.git"}
+@pytest.mark.parametrize("userinfo", [HEX40, f"{HEX40}:"])
+def test_p5_a_token_as_the_whole_userinfo_of_a_url_field_is_dropped(userinfo: str) -> None:
+    value = {"remote": f"https://{userinfo}@github.com/o/r.git"}
     assert default_redactor().redact_value(value) == {"remote": "https://github.com/o/r.git"}
 
 
