@@ -192,17 +192,17 @@ class Walker:
         changed = False
         result: dict[str, Any] = {}
         for name, item in value.items():
-            key = name
+            key, named = name, pairs.get(name, name)
             if renamed and name in renamed:
                 key, kind, secret = renamed[name]
                 out.append((kind, (*path, key), preview(kind, secret)))
-                changed = True
+                changed, named = True, None  # a token or a marker names nothing
             if isinstance(item, bool | int | float) or item is None:
                 new = item
             elif name in keep and _kept(name, item):
                 new = item
             else:
-                new = self.walk(item, (*path, key), out, pairs.get(name, name))
+                new = self.walk(item, (*path, key), out, named)
             changed = changed or new is not item
             result[key] = new
         return result if changed else value
@@ -275,7 +275,7 @@ class Walker:
         return found[0]
 
     def _secret_field(self, key: str, text: str) -> bool:
-        if not is_secret_name(key):
+        if MARKER_PREFIX in key or not is_secret_name(key):
             return False
         if not is_secret_value(text) and not (" " in text and is_secret_phrase(text)):
             return False

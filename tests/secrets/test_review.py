@@ -231,3 +231,11 @@ def test_p5_a_sentry_dsn_keeps_its_public_key() -> None:
     assert redact(f"SENTRY_DSN={dsn}") == f"SENTRY_DSN={dsn}"
     value = {"dsn": dsn}
     assert default_redactor().redact_value(value) is value
+
+
+def test_p1_6_a_value_under_a_token_key_is_not_judged_by_the_marker_name() -> None:
+    # "[REDACTED:aws-access-key]" ends in "key": as a name it would claim the value
+    value = {"AKIAZ7Q3K4M5N6P7R8S9": "00001:"}
+    once = default_redactor().redact_value(value)
+    assert once == {marker("aws-access-key"): "00001:"}
+    assert default_redactor().redact_value(once) is once
