@@ -192,7 +192,8 @@ class Walker:
         changed = False
         result: dict[str, Any] = {}
         for name, item in value.items():
-            key, named = name, pairs.get(name, name)
+            key = name
+            named: str | None = pairs.get(name, name)
             if renamed and name in renamed:
                 key, kind, secret = renamed[name]
                 out.append((kind, (*path, key), preview(kind, secret)))
