@@ -273,7 +273,7 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     # the password runs to the last @ of the authority (a raw @ in it: review P1-2); the user
     # part holds no [ ] (a marker is never a user: review P2-8)
     Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/?#\"'<>\\\[\]]*:"
-         r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[._\-]", group=1, check=_not_placeholder,
+         r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[._\-\p{L}]", group=1, check=_not_placeholder,
          trigger=r"://[^\s:/?#\"'<>\\\[\]]*:[^\s/?#\"'<>\\]+@"),
     # a token as the whole userinfo: https://<40 hex>@github.com (review P5)
     Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,}):?@"

@@ -187,6 +187,7 @@ def test_p3_12_sha_fields_are_kept_only_when_hex() -> None:
         (f"\x1b[32mDB_PASSWORD\x1b[0m={PW}", PW),
         (f"setenv DB_PASSWORD {PW}", PW),
         (f"https://{HEX32}:@example.com/x", HEX32),
+        (f"https://user:{PW}@例え.jp/x", PW),
     ],
 )
 def test_p5_misses(text: str, secret: str) -> None:
