@@ -16,6 +16,9 @@ that the redacted run rebuilds those messages as a real save would. Timed, as me
   the load average is recorded), against two floors measured in the same run:
   one ``str.find`` of an absent needle in every string of the thread, and
   ``Thread.model_dump_json`` (what a save does anyway);
+- *document*: ``redact_value_located`` of the same thread as a JSON document (dumped once,
+  outside the timing), with and without the planted secrets: the walk the server's scan and
+  the client's saves use (review P6-15: the save path, not only ``redact_thread``);
 - *turn*: ``redact_messages`` of each real message whose content is 1.5-20 KB (one turn of
   the issue), p50/p95/max, against ``Message.model_dump_json`` of the same message;
 - *design*: what the choice rests on: detect-secrets' own per-line scanner
@@ -149,6 +152,13 @@ def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
 
     t_dirty, c_dirty = timed(lambda: redactor.redact_thread(dirty), runs)
     t_clean, c_clean = timed(lambda: redactor.redact_thread(clean), runs)
+    dirty_doc = dirty.model_dump(mode="json", exclude_unset=True)
+    clean_doc = clean.model_dump(mode="json", exclude_unset=True)
+    located = redactor.redact_value_located(dirty_doc)[1]
+    assert len(located) >= planted, (len(located), planted)
+    assert redactor.redact_value_located(clean_doc)[0] is clean_doc, "real transcripts altered"
+    t_doc_dirty, c_doc_dirty = timed(lambda: redactor.redact_value_located(dirty_doc), runs)
+    t_doc_clean, c_doc_clean = timed(lambda: redactor.redact_value_located(clean_doc), runs)
     t_find, c_find = timed(lambda: [t.find("\x00never\x00") for t in texts], runs)
     t_dump, c_dump = timed(clean.model_dump_json, runs)
 
@@ -175,6 +185,10 @@ def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
         f"{c_dirty / c_find:11.1f}x {c_dirty / c_dump:12.2f}x",
         f"{'redact_thread, no secret':34} {t_clean:7.3f}s {c_clean:7.3f}s "
         f"{c_clean / c_find:11.1f}x {c_clean / c_dump:12.2f}x",
+        f"{'redact_value_located, planted':34} {t_doc_dirty:7.3f}s {c_doc_dirty:7.3f}s "
+        f"{c_doc_dirty / c_find:11.1f}x {c_doc_dirty / c_dump:12.2f}x",
+        f"{'redact_value_located, no secret':34} {t_doc_clean:7.3f}s {c_doc_clean:7.3f}s "
+        f"{c_doc_clean / c_find:11.1f}x {c_doc_clean / c_dump:12.2f}x",
         f"{'floor: str.find in every string':34} {t_find:7.3f}s {c_find:7.3f}s",
         f"{'floor: Thread.model_dump_json':34} {t_dump:7.3f}s {c_dump:7.3f}s",
         "",
@@ -188,6 +202,9 @@ def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
         "",
         _verdict(f"{mb:g} MB thread under {TARGET_THREAD_S:g} s", c_dirty * 10 / size,
                  TARGET_THREAD_S, f"s of CPU (wall {t_dirty * 10 / size:.3f} s; scaled to 10 MB)"),
+        _verdict(f"{mb:g} MB document under {TARGET_THREAD_S:g} s", c_doc_dirty * 10 / size,
+                 TARGET_THREAD_S, f"s of CPU (redact_value_located, wall "
+                 f"{t_doc_dirty * 10 / size:.3f} s; scaled to 10 MB)"),
         _verdict(f"one turn under {TARGET_TURN_MS:g} ms (p95)", turn_p95, TARGET_TURN_MS, "ms"),
     ]  # fmt: skip
     return lines

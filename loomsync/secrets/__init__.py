@@ -102,10 +102,12 @@ class Redactor:
         return redact_string(_engine(), text, self._allowed)[0]
 
     def redact_value(self, value: Any) -> Any:
-        """A JSON value (dict/list/str/number/bool/None) with every string redacted; dict keys
-        are kept, and so are the structural fields of a thread, message or tool call at its
-        root, in ``messages`` or in ``tool_calls``. Returns the same object when nothing
-        changed."""
+        """A JSON value (dict/list/str/number/bool/None) with every string redacted; a dict
+        key holding a token becomes its marker (``#2``… on a collision), other keys are kept,
+        and so are the structural fields of a thread (at the root), a message
+        (``conversation.messages[n]``, or the root when a message is redacted alone) and a
+        tool call (their ``tool_calls[m]``); commit SHAs only while hex (walk.py). Returns the
+        same object when nothing changed."""
         return self._walker.walk(value, (), [])
 
     def redact_value_located(

@@ -8,7 +8,8 @@ How a text is scanned (the design measured in bench/redaction.py, docs/client.md
    that says which rules match anywhere. Most texts hold no credential and stop here.
 2. Each rule that matched runs alone (``finditer``) for its spans; each span is checked for
    its boundaries and by the rule's ``check`` (placeholders, names, shapes).
-3. Overlapping findings are merged into one span of the kind of the rule listed first (so a
+3. A finding that overlaps a marker already in the text is dropped (markers are never
+   rewritten), then overlapping findings are merged into one span of the kind of the rule listed first (so a
    redaction never leaves part of a secret behind), and allow-listed values are dropped first.
 
 RE2 is used rather than Python's ``re`` because the context rules (a secret-ish word anywhere
@@ -42,6 +43,9 @@ class Span:
     start: int
     end: int
 
+
+#: A marker already in a text (``[REDACTED:<kind>]``, maybe numbered as a key: ``#2``).
+_MARKER = re.compile(rb"\[REDACTED:[a-z0-9\-]+\]")
 
 #: The counted repetition a trigger ends with is cut to this (see :func:`trigger`).
 TRIGGER_REPEAT = 4
@@ -130,8 +134,11 @@ class Engine:
         if not found:
             return []
         ascii_text = len(data) == len(text)
+        markers = [m.span() for m in _MARKER.finditer(data)] if b"[REDACTED:" in data else []
         spans: list[tuple[int, int, int]] = []
         for start, end, index in found:
+            if markers and any(s < end and start < e for s, e in markers):
+                continue  # a marker is never rewritten (review P2-8)
             if allowed is not None and allowed(_decode(data, start, end)):
                 continue
             spans.append((start, end, index))

@@ -21,7 +21,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from loomsync.secrets.shapes import is_placeholder, is_secret_name, is_secret_value
+from loomsync.secrets.shapes import (
+    is_code,
+    is_placeholder,
+    is_secret_name,
+    is_secret_phrase,
+    is_secret_value,
+    is_token_like,
+)
 
 ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 WORD = ALNUM | {"_"}
@@ -90,27 +97,58 @@ def _not_placeholder(value: str, _match: str) -> bool:
 
 
 def _named(value: str, match: str) -> bool:
-    """``NAME=value``: the name (the match up to the separator) must be a secret's."""
+    """``NAME=value``: the name (the match up to the separator) must be a secret's; a quoted
+    value may be a phrase of a few words (``'Zq8p W2rT5v'``, review P5)."""
     if match.endswith("("):  # a function call: token = make_token(…)
         return False
-    return is_secret_name(_name_of(value, match)) and is_secret_value(value)
+    if not is_secret_name(_name_of(value, match)):
+        return False
+    if is_secret_value(value):
+        return True
+    at = match.rfind(value)
+    return " " in value and at > 0 and match[at - 1] in "\"'" and is_secret_phrase(value)
 
 
 def _name_of(value: str, match: str) -> str:
-    """The name in a ``NAME<sep>value`` match: its last identifier before the value."""
-    names = _IDENTIFIERS.findall(match[: match.rfind(value)])
+    """The name in a ``NAME<sep>value`` match: its last identifier before the value (colour
+    codes of ``grep --color`` left out)."""
+    names = _IDENTIFIERS.findall(_ANSI.sub("", match[: match.rfind(value)]))
     return names[-1].strip("-.") if names else ""
 
 
 def _named_line(value: str, match: str) -> bool:
     """``NAME=value`` on a line of its own (.env, env output): any non-blank value that is
-    not a placeholder, a path, a URL, a number or a call (``token=make_token()``)."""
+    not a placeholder, a path, a URL, a number, a call (``token=make_token()``) or code
+    (``api_key=settings.API_KEY,``: a keyword argument, review P2-9)."""
     if not is_secret_name(_name_of(value, match)) or _CALL.fullmatch(value):
+        return False
+    bare = value.rstrip(",;")
+    if (bare != value or any(c in bare for c in ".[(")) and is_code(bare):
         return False
     return is_secret_value(_EXPRESSION_CHARS.sub("", value)) and not is_placeholder(value)
 
 
+def _pair(value: str, match: str) -> bool:
+    """``name: NAME`` then ``value: X`` (k8s/ECS env lists, ``<add key= value=>``): the name
+    given before ``value`` must be a secret's (review P1-4)."""
+    name = _PAIR_NAME.search(match)
+    if name is None or not is_secret_name(name.group(1)):
+        return False
+    return is_secret_value(value) or is_secret_phrase(value)
+
+
+def _tagged(value: str, match: str) -> bool:
+    """``<password>X</password>``: the element's name must be a secret's."""
+    return is_secret_name(match[1 : match.index(">")]) and is_secret_value(value)
+
+
+def _token_userinfo(value: str, match: str) -> bool:
+    return is_token_like(value, match.rpartition("@")[2])
+
+
 _IDENTIFIERS = re.compile(r"[A-Za-z0-9_.\-]+")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_PAIR_NAME = re.compile(r"(?i:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9_.\-]+)")
 _CALL = re.compile(r"[\w.]+\(.*\)[;,]?")
 _EXPRESSION_CHARS = re.compile(r"[()\[\]{}<>`]")
 
@@ -129,7 +167,8 @@ def _cookie(value: str, _match: str) -> bool:
 # Shared pieces of the context patterns (RE2 syntax). A quoted value's closing quote is
 # optional: output cut off mid-line still hides the value.
 _Q = r"""(?:\\?["'])?"""  # an optional quote, maybe JSON-escaped
-_NAME_END = _Q + r"\]?"  # config["NAME"] = …
+_ANSI_RE2 = r"(?:\x1b\[[0-9;]*m)*"  # grep --color around a name
+_NAME_END = _Q + r"\]?" + _ANSI_RE2  # config["NAME"] = …
 _ARG = r"""(?:\\?["'])?([^\s"'\\]+)"""  # a command-line argument, maybe quoted
 _SEP = r"""[ \t]*(?::=|=>|=|:)[ \t]*"""
 _UNQUOTED = r"""[^\s"'`,;)(\]\[{}<>\\]+"""
@@ -171,6 +210,9 @@ _OWN_TOKENS: tuple[Rule, ...] = (
     Rule("telegram-bot-token", r"[0-9]{8,10}:[0-9A-Za-z_\-]{35}", before=DIGITS, after=TOKEN,
          check=_token, trigger=_TELEGRAM),
     Rule("square-token", r"sq0atp-[0-9A-Za-z_\-]{22}", check=_token),
+    # HashiCorp Vault service, batch and recovery tokens (no kind of their own: review P1-3)
+    Rule("secret-assignment", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", before=TOKEN | {"."},
+         check=_token),
     Rule("square-token", r"EAAA[A-Za-z0-9_\-]{60}", before=ALNUM, after=TOKEN, check=_token),
     Rule("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", check=_token),
     Rule("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", check=_token),
@@ -191,8 +233,16 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
          r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)" + _Q
          + r"(?:" + _SEP + r"|[ \t]+)" + _Q + r"([A-Za-z0-9/+]{40})", group=1, after=BASE64,
          check=_aws_id),
-    Rule("password", r"(?:^|[\s\"'])--?(?:password|passwd|pass|pwd)(?:=|[ \t]+)[\"']?"
-         r"([^\s\"']+)", group=1, check=_not_placeholder),
+    Rule("password", r"(?:^|[\s\"'])--?(?:(?:http|ftp|proxy|db|admin|user|root|auth)-)?"
+         r"(?:password|passwd|pass|pwd)(?:=|[ \t]+)[\"']?([^\s\"']+)", group=1,
+         check=_not_placeholder),
+    # --token X, --api-key X, --auth-token X (review P5): a value that looks like a credential
+    Rule("password", r"(?:^|[\s\"'])--(?:(?:api|auth|access|bearer|bot|personal)-)?"
+         r"(?:token|key)(?:=|[ \t]+)[\"']?([^\s\"']+)", group=1, check=_secret),
+    Rule("password", r"\bopenssl\b[^\n|;&]*?[ \t]-k[ \t]+" + _ARG, group=1,
+         check=_not_placeholder),
+    Rule("password", r"\bvault[ \t]+login[ \t]+(?:-[A-Za-z\-]+(?:=\S*)?[ \t]+)*"
+         r"([^\s\-=][^\s=]*)(?:[ \t]|$)", group=1, check=_secret),
     Rule("password", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?"
          r"[ \t]-p(?:\\?[\"'])?([^\s\"'\\\-][^\s\"'\\]*)", group=1, check=_not_placeholder),
     Rule("password", r"[ \t]-pass(?:in|out)?[ \t]+[\"']?pass:([^\s\"']+)", group=1,
@@ -220,9 +270,19 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     # ~/.netrc: machine HOST [login USER] password PASSWORD
     Rule("secret-assignment", r"\bmachine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)*\s+"
          r"password[ \t]+(\S+)", group=1, check=_not_placeholder),
-    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/?#\"'<>\\]*:"
-         r"([^\s@/?#\"'<>\\]+)@[A-Za-z0-9\[._\-]", group=1, check=_not_placeholder,
-         trigger=r"://[^\s:/?#\"'<>\\]*:[^\s@/?#\"'<>\\]+@"),
+    # the password runs to the last @ of the authority (a raw @ in it: review P1-2); the user
+    # part holds no [ ] (a marker is never a user: review P2-8)
+    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/?#\"'<>\\\[\]]*:"
+         r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[._\-\p{L}]", group=1, check=_not_placeholder,
+         trigger=r"://[^\s:/?#\"'<>\\\[\]]*:[^\s/?#\"'<>\\]+@"),
+    # a token as the whole userinfo: https://<40 hex>@github.com (review P5)
+    Rule("url-password", r"[A-Za-z][A-Za-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,}):?@"
+         r"[A-Za-z0-9\[._\-]+", group=1, check=_token_userinfo,
+         trigger=r"://[A-Za-z0-9_\-]{20}[A-Za-z0-9_\-]*:?@"),
+    # query-string credentials: ?key=, &appid=, &sig= (Azure SAS), ?access_token= (review P5)
+    Rule("secret-assignment", r"[?&](?i:sig|signature|key|api_?key|apikey|app_?id|app_?key|"
+         r"access_?token|auth_?token|token|client_?secret|secret|password|x-amz-signature|"
+         r"x-amz-security-token)=([A-Za-z0-9_\-.~+%/]{16,})", group=1, check=_secret),
     Rule("authorization-header",
          r"(?i:authorization)" + _Q + r"[ \t]*[:=][ \t]*" + _Q
          + r"(?:(?i:bearer|basic|token|bot|apikey|api-key|sso-key)[ \t]+)?"
@@ -247,8 +307,24 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
          group=("dq", "sq", "bare"), check=_named),
     # .env files and env output: the value runs to the end of the line's word, parentheses too
     Rule("secret-assignment",
-         r"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.\-]*" + _NAME_WORD
-         + r"[A-Za-z0-9_.\-]*=([^\s\"'][^\s]*)", group=1, check=_named_line),
+         r"(?m)^[ \t]*" + _ANSI_RE2 + r"(?:export[ \t]+)?[A-Za-z0-9_.\-]*" + _NAME_WORD
+         + r"[A-Za-z0-9_.\-]*" + _ANSI_RE2 + r"=([^\s\"'][^\s]*)", group=1, check=_named_line),
+    # k8s/ECS env lists and <add key="…" value="…"/>: the name, then its value within two lines
+    Rule("secret-assignment",
+         r"(?i:\bname|\bkey)" + _Q + r"[ \t]*[:=][ \t]*" + _Q + r"[A-Za-z0-9_.\-]*" + _NAME_WORD
+         + r"[A-Za-z0-9_.\-]*" + _Q + r"[ \t]*,?(?:[ \t]*\r?\n[^\n]*?){0,2}?[ \t]*" + _Q
+         + r"(?i:value)" + _Q + r"[ \t]*[:=][ \t]*" + _VALUE, group=("dq", "sq", "bare"),
+         check=_pair),
+    # XML elements: <password>X</password> (review P5)
+    Rule("secret-assignment", r"<[A-Za-z0-9_.:\-]*" + _NAME_WORD + r"[A-Za-z0-9_.:\-]*>"
+         r"([^<\s]+)</", group=1, check=_tagged),
+    # a hard-coded fallback: os.getenv('DB_PASSWORD', 'X'), ENV.fetch("TOKEN", "X")
+    Rule("secret-assignment", r"(?:getenv|environ\.get|ENV\.fetch|env)\([ \t]*[\"'][A-Za-z0-9_.\-]*"
+         + _NAME_WORD + r"[A-Za-z0-9_.\-]*[\"'][ \t]*,[ \t]*[\"']([^\"'\n]+)[\"']", group=1,
+         check=_secret),
+    # csh: setenv NAME value
+    Rule("secret-assignment", r"(?m)^[ \t]*setenv[ \t]+[A-Za-z0-9_]*" + _NAME_WORD
+         + r"[A-Za-z0-9_]*[ \t]+" + _VALUE, group=("dq", "sq", "bare"), check=_named),
     # a markdown table row: | NAME | value |
     Rule("secret-assignment",
          r"\|[ \t]*[A-Za-z0-9_.\-]*" + _NAME_WORD + r"[A-Za-z0-9_.\-]*[ \t]*\|[ \t]*`?"

@@ -29,6 +29,9 @@ _PLACEHOLDER_WORDS = frozenset(
         "undefined", "true", "false", "yes", "no", "on", "off", "required", "optional",
         "enabled", "disabled", "bearer", "basic", "string", "str", "env", "hidden", "masked",
         "removed", "omitted", "notset", "not-set", "unset", "empty", "todo", "tbd", "test",
+        # auth methods ("auth": "oauth2"; review P5)
+        "oauth", "oauth1", "oauth2", "oidc", "saml", "saml2", "ldap", "kerberos", "ntlm",
+        "digest", "hmac", "mtls", "apikey", "api-key", "api_key", "jwt", "sso",
     }
 )  # fmt: skip
 
@@ -39,6 +42,7 @@ _PLACEHOLDER_RE = re.compile(
     | <[^<>]*> | ^\[.*\]$ | ^\{.*\}$     # <your-token>, [token], {token}
     | x{4,} | X{4,} | \*{3,} | \.{3,} | … | _{4,} | -{4,} | \#{4,}
     | os\.environ | getenv | process\.env | ENV\[ | env\( | secrets\.
+    | ^![A-Za-z]                         # a YAML tag: !vault path, !ENV ${X}, !Ref Name
     | (?i:^your[-_ ]|^my[-_]|_here$|-here$|example|placeholder|redacted|changeme|dummy)
     """,
     re.VERBOSE,
@@ -81,7 +85,8 @@ _NOT_BEFORE_KEY = frozenset(
      "column", "table", "natural", "surrogate", "shard", "bucket", "s3", "file", "path",
      "name", "host", "env", "the", "a", "by", "to", "of", "react", "sorting", "order",
      "state", "kms", "ssh", "node", "parent", "child", "cert", "entry",
-     "setting", "settings", "option", "options", "metadata", "label", "tag", "attr", "prop"}
+     "setting", "settings", "option", "options", "metadata", "label", "tag", "attr", "prop",
+     "storage", "token"}
 )  # fmt: skip
 
 
@@ -114,6 +119,7 @@ _NOT_VALUE_RE = re.compile(
     r"""
     ^(?:/|~/|\./|\.\./|[A-Za-z]:\\|arn:|[A-Za-z][A-Za-z0-9+.\-]*://)   # paths, ARNs, URLs
     | ^[-+]?\d+(?:\.\d+)?$                                 # numbers
+    | ^\d+(?:[/:]\d+)+$                                    # 127/130, 12:30:05
     | \.(?:json|pem|key|crt|cer|txt|ya?ml|env|toml|ini|p12|pfx|der|pub|cfg|conf|py|js|ts)$
     | [\s()\[\]{}<>`]                                       # whitespace, expressions
     | ^=
@@ -121,19 +127,74 @@ _NOT_VALUE_RE = re.compile(
     re.VERBOSE,
 )
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z_.\-]*")
-#: ``a.b``, ``self.token``, ``provider?.requiresAuth``, ``Base.url_encode64``: code.
-_ATTRIBUTE_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+")
+#: One segment of a dotted name that reads as an identifier: words of letters, each maybe
+#: ending in digits, joined by ``_`` (``OPENAI_API_KEY``, ``url_encode64``, ``oauth2_scheme``);
+#: ``Zq8p``, ``W2rT5v`` and ``CAESIAb3dE5f`` are not (review P1-3: values with dots).
+_SEGMENT = r"[$_]*[A-Za-z$]+[0-9]*(?:_+[A-Za-z$]*[0-9]*)*"
+_SEGMENT_RE = re.compile(_SEGMENT)
+#: ``a.b``, ``self.token``, ``provider?.requiresAuth``, ``form.password.data``: code.
+_ATTRIBUTE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT})+")
+#: Code after ``NAME=`` (review P2-9): an identifier, attribute chain or subscript, or a call.
+_CODE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT}|\[[^\]]*\])*!?|[A-Za-z_$][\w.$]*\(.*")
+#: Lowercase slugs with a version or a number: ``app-settings-v2``, ``ingress-tls-2024``,
+#: ``user:42:profile``, ``oauth2-proxy``: names of things, not credentials (review P5).
+_SLUG_RE = re.compile(r"[a-z]{2,}[0-9]?(?:[-_:](?:[a-z]{2,}[0-9]?|v[0-9]+|[0-9]{2,})){1,4}")
+
+
+def is_code(value: str) -> bool:
+    """Whether ``value`` (a trailing ``,`` or ``;`` ignored) is code rather than a value: an
+    identifier, ``a.b.c``, ``x['k']``, ``f(…)`` (review P2-9: keyword arguments)."""
+    return _CODE_RE.fullmatch(value.rstrip(",;")) is not None
 
 
 def is_secret_value(value: str) -> bool:
     """Whether ``value`` (unquoted) can be a credential: at least :data:`MIN_VALUE`
     characters, no whitespace, not a placeholder, path, URL, ARN, number or expression, and
-    not a plain word or identifier (it needs a digit, mixed case or a symbol, or 20+
+    not a plain word, identifier or slug (it needs a digit, mixed case or a symbol, or 20+
     characters). Not an entropy test."""
     if len(value) < MIN_VALUE or is_placeholder(value) or _NOT_VALUE_RE.search(value):
         return False
-    if _ATTRIBUTE_RE.fullmatch(value):
+    if _ATTRIBUTE_RE.fullmatch(value) or _SLUG_RE.fullmatch(value):
+        return False
+    if "_" in value and _SEGMENT_RE.fullmatch(value):  # session_token_2: a snake_case name
         return False
     if _IDENTIFIER_RE.fullmatch(value):
         return len(value) >= 20 and "." not in value and "_" not in value
     return True
+
+
+_PHRASE_WORD_RE = re.compile(r"[^\s.,;:!?()\[\]{}<>`=]+")
+_PROSE_WORDS = frozenset(
+    {"the", "a", "an", "your", "my", "this", "that", "is", "are", "be", "must", "enter", "not",
+     "field", "required", "invalid", "of", "to", "for", "and", "or", "new", "old", "here"}
+)  # fmt: skip
+
+
+def is_secret_phrase(value: str) -> bool:
+    """Whether a *quoted* value with spaces can be a passphrase (``correct horse battery``,
+    ``Zq8p W2rT5v``: review P5): two to four words, no sentence punctuation, no word of
+    prose (``This field is required.``, ``Enter your password``), 8+ characters."""
+    words = value.split(" ")
+    if not 2 <= len(words) <= 4 or len(value) < 8 or is_placeholder(value):
+        return False
+    if not all(_PHRASE_WORD_RE.fullmatch(w) for w in words):
+        return False
+    return not any(w.lower() in _PROSE_WORDS or is_secret_name(w) for w in words)
+
+
+def is_token_like(value: str, host: str = "") -> bool:
+    """Whether a bare URL userinfo (no ``:``) is a token rather than a user name: 20+
+    characters of ``[A-Za-z0-9_-]`` with letters and digits and 10+ distinct characters
+    (``https://<40 hex>@github.com``: review P5); not the public key of a Sentry DSN
+    (``host`` holds ``sentry``)."""
+    return (
+        len(value) >= 20
+        and "sentry" not in host.lower()
+        and _TOKEN_CHARS_RE.fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and len(set(value)) >= 10
+    )
+
+
+_TOKEN_CHARS_RE = re.compile(r"[A-Za-z0-9_\-]+")

@@ -3,8 +3,15 @@
 Field rules (issue 12 items 1 and 2, API.md section 9):
 
 - Structural fields (ids, timestamps, roles, SHAs, visibility: :data:`STRUCTURAL`) of a
-  thread, a message and a tool call are never touched; everywhere else (tool-call
-  ``arguments_json``, ``metadata.extra``, unknown fields) every string is redacted.
+  thread, a message and a tool call are never touched, at their absolute paths only (the
+  root, ``conversation.messages[n]``, ``….tool_calls[m]``; review P3-12); commit SHAs only
+  while they are hex. Everywhere else (tool-call ``arguments_json``, ``metadata.extra``,
+  unknown fields, a ``messages`` list inside ``extra``) every string is redacted.
+- A dict key that holds a token (any kind but the name-based ones, :data:`CONTEXT_KINDS`)
+  becomes its marker, ``#2``, ``#3``… when that key is taken (review P1-6); paths name the
+  new key, never the token.
+- ``{"name": "DB_PASSWORD", "value": X}`` (k8s/ECS env lists, tags): X is judged as if under
+  the key ``DB_PASSWORD`` (review P1-4).
 - A string that is a whole URL (``git_remote_url``, a URL field) loses its userinfo when the
   userinfo holds a password or a token: ``https://user:pass@host/x`` → ``https://host/x``.
   In free text only the password is replaced: ``https://user:[REDACTED:url-password]@host``.
@@ -25,7 +32,13 @@ from pydantic import BaseModel
 
 from loomsync.secrets.engine import Engine, Span
 from loomsync.secrets.kinds import preview
-from loomsync.secrets.shapes import is_placeholder, is_secret_name, is_secret_value
+from loomsync.secrets.shapes import (
+    is_placeholder,
+    is_secret_name,
+    is_secret_phrase,
+    is_secret_value,
+    is_token_like,
+)
 
 #: ``[REDACTED:<kind>]``: what a credential becomes.
 MARKER_PREFIX = "[REDACTED:"
@@ -52,6 +65,20 @@ STRUCTURAL = frozenset(
         "is_pinned",
     }
 )
+
+#: Structural fields kept only while they are hex (a commit SHA); anything else is scanned.
+SHA_FIELDS = frozenset({"git_initial_commit_sha", "git_current_commit_sha", "git_commits"})
+_HEX_RE = re.compile(r"[0-9a-fA-F]{4,64}")
+
+#: Kinds found by a name or a header rather than by the token's own shape: a dict key is
+#: scanned for the others only (a key has no name of its own; review P1-6).
+CONTEXT_KINDS = frozenset({"secret-assignment", "password", "cookie", "authorization-header"})
+
+#: Keys of a ``{"name": NAME, "value": X}`` pair (k8s and ECS env lists, AWS tags, HAR).
+_PAIR_NAMES = ("name", "Name", "key", "Key")
+_PAIR_VALUES = ("value", "Value")
+
+_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\](?:#[0-9]+)?")
 
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\s]*)@([^\s]*)")
 
@@ -101,12 +128,41 @@ def redact_string(
 
 def _structural_level(path: Path) -> bool:
     """Whether a dict at ``path`` is a thread, a message or a tool call (whose structural
-    fields are kept): the root, ``…messages[n]``, ``…tool_calls[n]``, a root list's item."""
-    if not path:
+    fields are kept), by its absolute path (review P3-12): the root (a thread, or a message
+    redacted alone, whose ``tool_calls[m]`` are then at ``("tool_calls", m)``),
+    ``conversation.messages[n]`` and ``conversation.messages[n].tool_calls[m]``; a
+    ``messages`` list anywhere else (``metadata.extra.messages``) is data."""
+    size = len(path)
+    if size == 0:
         return True
-    if len(path) == 1:
-        return isinstance(path[0], int)
-    return isinstance(path[-1], int) and path[-2] in ("messages", "tool_calls")
+    if size == 2:
+        return path[0] == "tool_calls" and isinstance(path[1], int)
+    if size not in (3, 5) or path[:2] != ("conversation", "messages"):
+        return False
+    if not isinstance(path[2], int):
+        return False
+    return size == 3 or (path[3] == "tool_calls" and isinstance(path[4], int))
+
+
+def _kept(name: str, item: Any) -> bool:
+    """Whether a structural field's value is kept: SHA fields only while hex."""
+    if name not in SHA_FIELDS:
+        return True
+    if isinstance(item, str):
+        return _HEX_RE.fullmatch(item) is not None
+    return isinstance(item, list) and all(
+        isinstance(x, str) and _HEX_RE.fullmatch(x) is not None for x in item
+    )
+
+
+def _pair_names(value: dict[str, Any]) -> dict[str, str]:
+    """``{"value": NAME}`` for a ``{"name": NAME, "value": X}`` pair whose NAME is a
+    secret's (review P1-4), else empty: the value is judged as if under the key NAME."""
+    for key in _PAIR_NAMES:
+        name = value.get(key)
+        if isinstance(name, str) and is_secret_name(name):
+            return {v: name for v in _PAIR_VALUES if isinstance(value.get(v), str)}
+    return {}
 
 
 class Walker:
@@ -121,21 +177,62 @@ class Walker:
         if isinstance(value, str):
             return self.string(value, path, out, key)
         if isinstance(value, dict):
-            keep = STRUCTURAL if _structural_level(path) else frozenset()
-            changed = False
-            result: dict[str, Any] = {}
-            for name, item in value.items():
-                if name in keep or isinstance(item, bool | int | float) or item is None:
-                    new = item
-                else:
-                    new = self.walk(item, (*path, name), out, name)
-                changed = changed or new is not item
-                result[name] = new
-            return result if changed else value
+            return self._dict(value, path, out)
         if isinstance(value, list):
             items = [self.walk(item, (*path, n), out) for n, item in enumerate(value)]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         return value
+
+    def _dict(self, value: dict[str, Any], path: Path, out: list[Found]) -> dict[str, Any]:
+        """A dict: keys that hold a token become markers, structural fields are kept, the
+        value of a secret-named ``name``/``value`` pair is judged under its name."""
+        keep = STRUCTURAL if _structural_level(path) else frozenset()
+        renamed = self._keys(value)
+        pairs = _pair_names(value) if len(value) <= 8 else {}
+        changed = False
+        result: dict[str, Any] = {}
+        for name, item in value.items():
+            key = name
+            named: str | None = pairs.get(name, name)
+            if renamed and name in renamed:
+                key, kind, secret = renamed[name]
+                out.append((kind, (*path, key), preview(kind, secret)))
+                changed, named = True, None  # a token or a marker names nothing
+            if isinstance(item, bool | int | float) or item is None:
+                new = item
+            elif name in keep and _kept(name, item):
+                new = item
+            else:
+                new = self.walk(item, (*path, key), out, named)
+            changed = changed or new is not item
+            result[key] = new
+        return result if changed else value
+
+    def _keys(self, value: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+        """``{key: (new key, kind, secret)}`` for the keys that hold a token (review P1-6):
+        each becomes its kind's marker, numbered ``#2``, ``#3``… when that key is taken.
+        Markers are never findings, so a second walk renames nothing."""
+        hits: dict[str, tuple[str, str]] = {}
+        for name in value:
+            if len(name) < 8 or self.engine.clean(name):
+                continue
+            for span in self.engine.scan(name, self.allowed):
+                if span.kind not in CONTEXT_KINDS:
+                    hits[name] = (span.kind, name[span.start : span.end])
+                    break
+        if not hits:
+            return {}
+        taken = {name for name in value if name not in hits}
+        renamed: dict[str, tuple[str, str, str]] = {}
+        for name, (kind, secret) in hits.items():
+            base = candidate = marker(kind)
+            number = 2
+            while candidate in taken:
+                candidate = f"{base}#{number}"
+                number += 1
+            taken.add(candidate)
+            renamed[name] = (candidate, kind, secret)
+        return renamed
 
     def clean_model(self, model: BaseModel) -> bool:
         """Whether a message or tool call (a pydantic model of loomsync.model) holds no
@@ -146,6 +243,8 @@ class Walker:
         extra = model.__pydantic_extra__ or {}
         for fields in (model.__dict__, extra):
             for name, value in fields.items():
+                if fields is extra and self._keys({name: value}):
+                    return False
                 if value is None or name in STRUCTURAL:
                     continue
                 kind = type(value)
@@ -177,7 +276,9 @@ class Walker:
         return found[0]
 
     def _secret_field(self, key: str, text: str) -> bool:
-        if not is_secret_name(key) or not is_secret_value(text):
+        if MARKER_PREFIX in key or not is_secret_name(key):
+            return False
+        if not is_secret_value(text) and not (" " in text and is_secret_phrase(text)):
             return False
         return self.allowed is None or not self.allowed(text)
 
@@ -187,7 +288,9 @@ class Walker:
         if match is None:
             return text
         userinfo = match.group(2)
-        password = userinfo.partition(":")[2]
+        if _MARKER_RE.fullmatch(userinfo):
+            return text  # a marker is never rewritten (review P2-8)
+        user, _, password = userinfo.partition(":")
         spans = self.engine.scan(userinfo, self.allowed)
         if spans:
             kind, secret = spans[0].kind, userinfo[spans[0].start : spans[0].end]
@@ -195,6 +298,11 @@ class Walker:
             if self.allowed is not None and self.allowed(password):
                 return text
             kind, secret = "url-password", password
+        elif not password and is_token_like(user, match.group(3)):
+            # a token as the whole userinfo (review P5)
+            if self.allowed is not None and self.allowed(user):
+                return text
+            kind, secret = "url-password", user
         else:
             return text
         out.append((kind, path, preview(kind, secret)))

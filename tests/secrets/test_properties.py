@@ -44,7 +44,12 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 #: Text mixing arbitrary characters (lone surrogates too) with secrets and their contexts.
 texts = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(PIECES)), max_size=12).map("".join)
-keys = st.one_of(st.text(max_size=8), st.sampled_from(["password", "api_key", "id", "token"]))
+#: Keys: short text, secret names, and tokens (a key holding a token becomes its marker).
+keys = st.one_of(
+    st.text(max_size=8),
+    st.sampled_from(["password", "api_key", "id", "token", "name", "value", marker("jwt")]),
+    st.sampled_from(TOKENS),
+)
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), texts),
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
@@ -53,12 +58,16 @@ json_values = st.recursive(
 
 
 def same_shape(before: Any, after: Any) -> bool:
-    """Same structure, keys and types; only strings may differ."""
+    """Same structure and types, keys in the same order (a key may only become a marker);
+    only strings may differ."""
     if isinstance(before, dict):
         return (
             isinstance(after, dict)
-            and list(before) == list(after)
-            and all(same_shape(before[k], after[k]) for k in before)
+            and len(before) == len(after)
+            and all(
+                (kb == ka or ka.startswith("[REDACTED:")) and same_shape(before[kb], after[ka])
+                for kb, ka in zip(before, after, strict=True)
+            )
         )
     if isinstance(before, list):
         return (
