@@ -106,7 +106,8 @@ class Redaction:
 
     def value(self, value: Any) -> Any:
         """A JSON value (a patch, append fields, a summary) with every string redacted; dict
-        keys are kept; the same object when nothing was found."""
+        keys are kept unless a key is a token (then its marker); the same object when nothing
+        was found."""
         return self.redactor.redact_value(value)
 
     def text(self, text: str) -> str:
