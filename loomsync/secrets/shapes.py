@@ -163,6 +163,25 @@ def is_secret_value(value: str) -> bool:
     return True
 
 
+_EXPRESSION_CHARS_RE = re.compile(r"[()\[\]{}<>`]")
+
+
+def strip_expression_chars(value: str) -> str:
+    """``value`` without ``( ) [ ] { } < >`` and backticks: characters that make an unquoted
+    value read as code but are ordinary in a password (newcomer review, item 1)."""
+    return _EXPRESSION_CHARS_RE.sub("", value)
+
+
+def is_literal_secret(value: str) -> bool:
+    """Whether a *quoted* value (inside ``'…'``/``"…"``, or a JSON string under a secret key)
+    can be a credential: a quoted value is a literal, never code, so brackets and backticks in
+    it count as symbols (``"Xk9mQ2(vR7tLp"``: newcomer review, item 1); a passphrase of a few
+    words counts too (:func:`is_secret_phrase`)."""
+    if " " in value:
+        return is_secret_phrase(value)
+    return is_secret_value(strip_expression_chars(value))
+
+
 _PHRASE_WORD_RE = re.compile(r"[^\s.,;:!?()\[\]{}<>`=]+")
 _PROSE_WORDS = frozenset(
     {"the", "a", "an", "your", "my", "this", "that", "is", "are", "be", "must", "enter", "not",
