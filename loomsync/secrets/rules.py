@@ -211,6 +211,9 @@ _OWN_TOKENS: tuple[Rule, ...] = (
     Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", check=_token),
     Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64 | TOKEN, check=_token,
          trigger=r"[A-Za-z0-9+/]{8}=="),
+    # GitLab's routable tokens end in .<2 base36>.<base36> (newcomer item 4)
+    Rule("gitlab-token", r"glpat-[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{5,12})?",
+         check=_token),
     Rule("npm-token", r"npm_[A-Za-z0-9]{36}", check=_token),
     Rule("npm-token", r":_authToken=[ \t]*(" + _UNQUOTED + ")", group=1, check=_not_placeholder),
     Rule("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", check=_token),

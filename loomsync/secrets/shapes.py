@@ -121,6 +121,7 @@ _NOT_VALUE_RE = re.compile(
     | ^[-+]?\d+(?:\.\d+)?$                                 # numbers
     | ^\d+(?:[/:]\d+)+$                                    # 127/130, 12:30:05
     | \.(?:json|pem|key|crt|cer|txt|ya?ml|env|toml|ini|p12|pfx|der|pub|cfg|conf|py|js|ts)$
+    | ^[\w\-]+(?:/[\w.\-]+)+\.[a-z]{2,4}$                   # reports/q1/x.pdf (newcomer 4)
     | [\s()\[\]{}<>`]                                       # whitespace, expressions
     | ^=
     """,
@@ -138,7 +139,10 @@ _ATTRIBUTE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT})+")
 _CODE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT}|\[[^\]]*\])*!?|[A-Za-z_$][\w.$]*\(.*")
 #: Lowercase slugs with a version or a number: ``app-settings-v2``, ``ingress-tls-2024``,
 #: ``user:42:profile``, ``oauth2-proxy``: names of things, not credentials (review P5).
-_SLUG_RE = re.compile(r"[a-z]{2,}[0-9]?(?:[-_:](?:[a-z]{2,}[0-9]?|v[0-9]+|[0-9]{2,})){1,4}")
+#: ``linux-x64-release``, ``arm64-debug``: platform words (newcomer item 4).
+_SLUG_RE = re.compile(
+    r"[a-z]{2,}[0-9]{0,2}(?:[-_:](?:[a-z]{2,}[0-9]{0,2}|[a-z][0-9]{2}|v[0-9]+|[0-9]{2,})){1,4}"
+)
 
 
 def is_code(value: str) -> bool:

@@ -75,3 +75,17 @@ def test_a_cut_off_pem_block_ends_before_a_line_that_is_not_base64() -> None:
     text = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_1}\nTraceback (most recent call last):"
     expected = f"{marker('private-key')}\nTraceback (most recent call last):"
     assert default_redactor().redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["BUILD_KEY=linux-x64-release", 's3_key = "reports/2026/q1/summary-final-v2.pdf"']
+)
+def test_a_platform_slug_and_an_object_path_are_not_secrets(text: str) -> None:
+    """Item 4: false positives (a build matrix key, an S3 object key)."""
+    assert default_redactor().redact_text(text) == text
+
+
+def test_a_routable_gitlab_token_is_redacted_whole() -> None:
+    """Item 4: the ``.01.<base36>`` tail of a GitLab token is part of it."""
+    token = "glpat-Ab3dE5fG7hI9jK1lM3nO.01.0k9xyz7qa"
+    assert default_redactor().redact_text(f"token {token} ok") == "token [REDACTED:gitlab-token] ok"
