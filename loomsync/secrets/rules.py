@@ -122,10 +122,12 @@ def _named_line(value: str, match: str) -> bool:
     """``NAME=value`` on a line of its own (.env, env output): any non-blank value that is
     not a placeholder, a path, a URL, a number, a call (``token=make_token()``) or code
     (``api_key=settings.API_KEY,``: a keyword argument, review P2-9)."""
-    if not is_secret_name(_name_of(value, match)) or _CALL.fullmatch(value):
+    if not is_secret_name(_name_of(value, match)):
         return False
     bare = value.rstrip(",;")
-    head = bare.partition("(")[0]  # f(…) is a call, Xk9m(Q2v a password (newcomer item 1)
+    head = bare.partition("(")[0]  # f(…) is a call, Xk9m(Q2v) a password (newcomer item 1)
+    if _CALL.fullmatch(value) and is_code(head):
+        return False
     if (bare != value or any(c in bare for c in ".[") or is_code(head)) and is_code(bare):
         return False
     return is_secret_value(strip_expression_chars(value)) and not is_placeholder(value)

@@ -21,6 +21,8 @@ PEM_2 = "S9tU1vW3xY5zA7bC9dE1Zq8pW2rT5vXk9mQ2vR7tLpAb3dE5fG7hI9jK1lM3nO5"
         ('{"password": "Xk9m[Q2vR7tLp"}', f'{{"password": "{SA}"}}'),
         ("export API_TOKEN='Xk9m<Q2vR7tLp'", f"export API_TOKEN='{SA}'"),
         ('API_SECRET="Xk9m`Q2vR7tLp"', f'API_SECRET="{SA}"'),
+        ("DB_PASSWORD=Xk9m(Q2vR7tLp)", f"DB_PASSWORD={SA}"),
+        ("password: Xk9m(Q2vR7tLp)", f"password: {SA}"),
         (
             "$ cat .env\nDJANGO_SECRET_KEY='django-insecure-20rn)6hw1hs((@57*tcoz#dantni)qsuha5"
             "+1liy'\nDEBUG=1",
