@@ -23,11 +23,13 @@ from dataclasses import dataclass
 
 from loomsync.secrets.shapes import (
     is_code,
+    is_literal_secret,
     is_placeholder,
     is_secret_name,
     is_secret_phrase,
     is_secret_value,
     is_token_like,
+    strip_expression_chars,
 )
 
 ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -99,14 +101,14 @@ def _not_placeholder(value: str, _match: str) -> bool:
 def _named(value: str, match: str) -> bool:
     """``NAME=value``: the name (the match up to the separator) must be a secret's; a quoted
     value may be a phrase of a few words (``'Zq8p W2rT5v'``, review P5)."""
-    if match.endswith("("):  # a function call: token = make_token(…)
+    if match.endswith("("):  # a function call: token = make_token(…) (the char after bare)
         return False
     if not is_secret_name(_name_of(value, match)):
         return False
-    if is_secret_value(value):
-        return True
     at = match.rfind(value)
-    return " " in value and at > 0 and match[at - 1] in "\"'" and is_secret_phrase(value)
+    if at > 0 and match[at - 1] in "\"'":  # quoted: a literal, never code (newcomer item 1)
+        return is_literal_secret(value)
+    return is_secret_value(value)
 
 
 def _name_of(value: str, match: str) -> str:
@@ -120,12 +122,15 @@ def _named_line(value: str, match: str) -> bool:
     """``NAME=value`` on a line of its own (.env, env output): any non-blank value that is
     not a placeholder, a path, a URL, a number, a call (``token=make_token()``) or code
     (``api_key=settings.API_KEY,``: a keyword argument, review P2-9)."""
-    if not is_secret_name(_name_of(value, match)) or _CALL.fullmatch(value):
+    if not is_secret_name(_name_of(value, match)):
         return False
     bare = value.rstrip(",;")
-    if (bare != value or any(c in bare for c in ".[(")) and is_code(bare):
+    head = bare.partition("(")[0]  # f(…) is a call, Xk9m(Q2v) a password (newcomer item 1)
+    if _CALL.fullmatch(value) and is_code(head):
         return False
-    return is_secret_value(_EXPRESSION_CHARS.sub("", value)) and not is_placeholder(value)
+    if (bare != value or any(c in bare for c in ".[") or is_code(head)) and is_code(bare):
+        return False
+    return is_secret_value(strip_expression_chars(value)) and not is_placeholder(value)
 
 
 def _pair(value: str, match: str) -> bool:
@@ -150,7 +155,6 @@ _IDENTIFIERS = re.compile(r"[A-Za-z0-9_.\-]+")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _PAIR_NAME = re.compile(r"(?i:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9_.\-]+)")
 _CALL = re.compile(r"[\w.]+\(.*\)[;,]?")
-_EXPRESSION_CHARS = re.compile(r"[()\[\]{}<>`]")
 
 
 def _header(value: str, _match: str) -> bool:
@@ -172,7 +176,16 @@ _NAME_END = _Q + r"\]?" + _ANSI_RE2  # config["NAME"] = …
 _ARG = r"""(?:\\?["'])?([^\s"'\\]+)"""  # a command-line argument, maybe quoted
 _SEP = r"""[ \t]*(?::=|=>|=|:)[ \t]*"""
 _UNQUOTED = r"""[^\s"'`,;)(\]\[{}<>\\]+"""
-_VALUE = r"""(?:\\?"(?P<dq>[^"\\\n]*)(?:\\?")?|'(?P<sq>[^'\n]*)'|(?P<bare>""" + _UNQUOTED + r")\(?)"
+# an unquoted value stops at the next ``&name=`` of a query string or form body (newcomer 2)
+_QUERY_END = r"""(?:&[^\s"'&=]*=|[\s"'`,;)(\]\[{}<>\\]|$)"""
+_BARE = r"""[^\s"'`,;)(\]\[{}<>\\&]+(?:&[^\s"'`,;)(\]\[{}<>\\&=]*)*"""
+_VALUE = (
+    r"""(?:\\?"(?P<dq>[^"\\\n]*)(?:\\?")?|'(?P<sq>[^'\n]*)'|(?P<bare>"""
+    + _BARE
+    + r")"
+    + _QUERY_END
+    + ")"
+)
 _NAME_WORD = r"(?i:secret|token|passw(?:or)?d|pwd|pass|phrase|key|credentials?|auth)"
 
 # Triggers of patterns that begin with a repetition (each a substring of every match).
@@ -200,6 +213,9 @@ _OWN_TOKENS: tuple[Rule, ...] = (
     Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", check=_token),
     Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64 | TOKEN, check=_token,
          trigger=r"[A-Za-z0-9+/]{8}=="),
+    # GitLab's routable tokens end in .<2 base36>.<base36> (newcomer item 4)
+    Rule("gitlab-token", r"glpat-[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{5,12})?",
+         check=_token),
     Rule("npm-token", r"npm_[A-Za-z0-9]{36}", check=_token),
     Rule("npm-token", r":_authToken=[ \t]*(" + _UNQUOTED + ")", group=1, check=_not_placeholder),
     Rule("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", check=_token),
@@ -222,9 +238,13 @@ _OWN_TOKENS: tuple[Rule, ...] = (
 )  # fmt: skip
 
 _OWN_CONTEXT: tuple[Rule, ...] = (
+    # a block cut off before its END line ends at a blank line or the first line that is not
+    # base64 or a header (newcomer item 3: the word after it stays)
     Rule("private-key",
-         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:(?s:.)*?-----END[A-Z0-9 ]*"
-         r"PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=\s:,\-]|\\[nr])*)", check=_pem),
+         r"(?P<pem>-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.)*?-----END[A-Z0-9 ]*"
+         r"PRIVATE KEY(?: BLOCK)?-----)|(?P<cut>-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+         r"(?:(?:\r?\n|\\[nr])[A-Za-z0-9+/=:,\- \t]+)*)(?:[\r\n\"'\\]|$)",
+         group=("pem", "cut"), check=_pem, trigger=r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY"),
     Rule("private-key", r"PuTTY-User-Key-File-[0-9]:(?s:.)*?Private-MAC:[ \t]*[0-9a-f]+",
          check=_pem),
     Rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
@@ -308,7 +328,9 @@ _OWN_CONTEXT: tuple[Rule, ...] = (
     # .env files and env output: the value runs to the end of the line's word, parentheses too
     Rule("secret-assignment",
          r"(?m)^[ \t]*" + _ANSI_RE2 + r"(?:export[ \t]+)?[A-Za-z0-9_.\-]*" + _NAME_WORD
-         + r"[A-Za-z0-9_.\-]*" + _ANSI_RE2 + r"=([^\s\"'][^\s]*)", group=1, check=_named_line),
+         + r"[A-Za-z0-9_.\-]*" + _ANSI_RE2 + r"(?:=|:[ \t]+)([^\s\"'&][^\s&]*"
+         r"(?:&(?:[^\s&=]*[^\s&\w.\-=\[\]][^\s&]*|[^\s&=]*))*)(?:&[^\s&=]*=|\s|$)", group=1,
+         check=_named_line),
     # k8s/ECS env lists and <add key="…" value="…"/>: the name, then its value within two lines
     Rule("secret-assignment",
          r"(?i:\bname|\bkey)" + _Q + r"[ \t]*[:=][ \t]*" + _Q + r"[A-Za-z0-9_.\-]*" + _NAME_WORD

@@ -121,6 +121,7 @@ _NOT_VALUE_RE = re.compile(
     | ^[-+]?\d+(?:\.\d+)?$                                 # numbers
     | ^\d+(?:[/:]\d+)+$                                    # 127/130, 12:30:05
     | \.(?:json|pem|key|crt|cer|txt|ya?ml|env|toml|ini|p12|pfx|der|pub|cfg|conf|py|js|ts)$
+    | ^[\w\-]+(?:/[\w.\-]+)+\.[a-z]{2,4}$                   # reports/q1/x.pdf (newcomer 4)
     | [\s()\[\]{}<>`]                                       # whitespace, expressions
     | ^=
     """,
@@ -138,7 +139,10 @@ _ATTRIBUTE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT})+")
 _CODE_RE = re.compile(rf"{_SEGMENT}(?:\??\.{_SEGMENT}|\[[^\]]*\])*!?|[A-Za-z_$][\w.$]*\(.*")
 #: Lowercase slugs with a version or a number: ``app-settings-v2``, ``ingress-tls-2024``,
 #: ``user:42:profile``, ``oauth2-proxy``: names of things, not credentials (review P5).
-_SLUG_RE = re.compile(r"[a-z]{2,}[0-9]?(?:[-_:](?:[a-z]{2,}[0-9]?|v[0-9]+|[0-9]{2,})){1,4}")
+#: ``linux-x64-release``, ``arm64-debug``: platform words (newcomer item 4).
+_SLUG_RE = re.compile(
+    r"[a-z]{2,}[0-9]{0,2}(?:[-_:](?:[a-z]{2,}[0-9]{0,2}|[a-z][0-9]{2}|v[0-9]+|[0-9]{2,})){1,4}"
+)
 
 
 def is_code(value: str) -> bool:
@@ -161,6 +165,25 @@ def is_secret_value(value: str) -> bool:
     if _IDENTIFIER_RE.fullmatch(value):
         return len(value) >= 20 and "." not in value and "_" not in value
     return True
+
+
+_EXPRESSION_CHARS_RE = re.compile(r"[()\[\]{}<>`]")
+
+
+def strip_expression_chars(value: str) -> str:
+    """``value`` without ``( ) [ ] { } < >`` and backticks: characters that make an unquoted
+    value read as code but are ordinary in a password (newcomer review, item 1)."""
+    return _EXPRESSION_CHARS_RE.sub("", value)
+
+
+def is_literal_secret(value: str) -> bool:
+    """Whether a *quoted* value (inside ``'…'``/``"…"``, or a JSON string under a secret key)
+    can be a credential: a quoted value is a literal, never code, so brackets and backticks in
+    it count as symbols (``"Xk9mQ2(vR7tLp"``: newcomer review, item 1); a passphrase of a few
+    words counts too (:func:`is_secret_phrase`)."""
+    if " " in value:
+        return is_secret_phrase(value)
+    return is_secret_value(strip_expression_chars(value))
 
 
 _PHRASE_WORD_RE = re.compile(r"[^\s.,;:!?()\[\]{}<>`=]+")

@@ -33,10 +33,9 @@ from pydantic import BaseModel
 from loomsync.secrets.engine import Engine, Span
 from loomsync.secrets.kinds import preview
 from loomsync.secrets.shapes import (
+    is_literal_secret,
     is_placeholder,
     is_secret_name,
-    is_secret_phrase,
-    is_secret_value,
     is_token_like,
 )
 
@@ -278,7 +277,7 @@ class Walker:
     def _secret_field(self, key: str, text: str) -> bool:
         if MARKER_PREFIX in key or not is_secret_name(key):
             return False
-        if not is_secret_value(text) and not (" " in text and is_secret_phrase(text)):
+        if not is_literal_secret(text):
             return False
         return self.allowed is None or not self.allowed(text)
 
