@@ -18,6 +18,7 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from loomsync import codec
+from loomsync.model import Thread
 from tests.client import planted
 from tests.client.conftest import LiveServer, Person, login
 from tests.client.test_redaction import AWS, GH, holds_no_secret, leaky
@@ -77,6 +78,38 @@ def test_scan_reports_kind_thread_message_path_and_preview_never_the_value(perso
     } in reported
     quiet = person("scan", str(clean))
     assert (quiet.code, quiet.out) == (0, "No credentials found in 1 thread(s).\n")
+
+
+def test_scan_reports_a_credential_held_in_a_message_or_tool_call_id(person: Person) -> None:
+    """Ids are client-chosen strings: a token there is a finding like anywhere else."""
+    thread = Thread.model_validate(
+        {
+            "id": THREAD,
+            "conversation": {
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "hi",
+                        "id": GH,
+                        "tool_calls": [{"id": GH, "tool_name": "x", "arguments_json": {}}],
+                    },
+                    {"role": "tool", "content": "ok", "tool_call_id": GH},
+                ]
+            },
+        }
+    )
+    folder = person.paths.threads_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{THREAD}.json").write_bytes(codec.encode_thread(thread))
+    found = person("scan", "--json")
+    assert found.code == 1
+    assert holds_no_secret(found.out + found.err)
+    paths = sorted(f["path"] for f in json.loads(found.out)["findings"])
+    assert paths == [
+        ["conversation", "messages", 0, "id"],
+        ["conversation", "messages", 0, "tool_calls", 0, "id"],
+        ["conversation", "messages", 1, "tool_call_id"],
+    ]
 
 
 def test_redact_rewrites_the_local_copy_and_says_what_it_replaced(person: Person) -> None:
