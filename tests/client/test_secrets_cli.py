@@ -154,6 +154,35 @@ def test_redact_replaces_a_server_copy_that_reached_the_server_unredacted(
         assert holds_no_secret(hits.text.replace("<b>", "").replace("</b>", ""))
 
 
+def test_list_and_search_print_a_raw_server_copy_redacted(
+    person: Person, scan_off_server: LiveServer, account: str
+) -> None:
+    """``list --server``, ``search`` and their ``--json`` forms redact the server's titles,
+    tags and snippets (stored raw under the server's scan ``off``), as ``show`` does."""
+    thread_id = f"T-{uuid.uuid4()}"
+    seeded = leaky(id=thread_id).model_dump(mode="json", exclude_unset=True)
+    put = httpx.put(
+        f"{scan_off_server.url}/api/threads/{thread_id}",
+        json=seeded,
+        headers={**headers(account), "If-Match": '"0"'},
+    )
+    assert put.status_code == 201
+    assert login(person, scan_off_server, account).code == 0
+    for args in (("list", "--server"), ("search", "deploy"), ("search", "key")):
+        for extra in ((), ("--json",)):
+            printed = person(*args, *extra)
+            assert printed.code == 0, printed.err
+            assert thread_id in printed.out
+            text = printed.out.replace("<b>", "").replace("</b>", "")
+            assert holds_no_secret(text + printed.err), (args, extra)
+            assert "[REDACTED:" in text, (args, extra)
+    hits = json.loads(person("search", "key", "--json").out)["hits"]
+    assert hits[0]["snippet"].endswith("key is [REDACTED:aws-access-key]")
+    listed = json.loads(person("list", "--server", "--json").out)
+    assert listed[0]["title"] == "deploy with [REDACTED:github-token]"
+    assert listed[0]["tags"] == ["[REDACTED:aws-access-key]"]
+
+
 def test_share_refuses_while_a_credential_remains_then_shares_once_redacted(
     person: Person, live_server: LiveServer, settings: Settings
 ) -> None:
