@@ -21,7 +21,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
-from loomsync import codec, render
+from loomsync import codec, render, shown
 from loomsync._version import __version__
 from loomsync.client import ThreadSyncClient
 from loomsync.config import clear_login, default_paths, load_config, save_login
@@ -169,6 +169,7 @@ def list_threads(
             entries = store.status()
             sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
             _warn(str(problem) for problem in store.local.problems)
+        rows = shown.summaries(store.local.redaction, rows)  # a server may hold them raw
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)
@@ -220,6 +221,7 @@ def search(
         results = (
             store.local.search(query, limit=limit) if local else store.search(query, limit=limit)
         )
+        results = shown.results(store.local.redaction, results)  # a server may hold them raw
     if as_json:
         render.print_json(console, results.model_dump(mode="json"))
         return

@@ -2,10 +2,11 @@
 
 Field rules (issue 12 items 1 and 2, API.md section 9):
 
-- Structural fields (ids, timestamps, roles, SHAs, visibility: :data:`STRUCTURAL`) of a
-  thread, a message and a tool call are never touched, at their absolute paths only (the
-  root, ``conversation.messages[n]``, ``….tool_calls[m]``; review P3-12); commit SHAs only
-  while they are hex. Everywhere else (tool-call ``arguments_json``, ``metadata.extra``,
+- Structural fields (timestamps, roles, SHAs, visibility: :data:`STRUCTURAL`, and the
+  thread's own ``T-<uuid>`` ``id``) of a thread, a message and a tool call are never
+  touched, at their absolute paths only (the root, ``conversation.messages[n]``,
+  ``….tool_calls[m]``; review P3-12); commit SHAs only while they are hex. A message's or a
+  tool call's ``id`` and ``tool_call_id`` are scanned like any string. Everywhere else (tool-call ``arguments_json``, ``metadata.extra``,
   unknown fields, a ``messages`` list inside ``extra``) every string is redacted.
 - A dict key that holds a token (any kind but the name-based ones, :data:`CONTEXT_KINDS`)
   becomes its marker, ``#2``, ``#3``… when that key is taken (review P1-6); paths name the
@@ -42,10 +43,12 @@ from loomsync.secrets.shapes import (
 #: ``[REDACTED:<kind>]``: what a credential becomes.
 MARKER_PREFIX = "[REDACTED:"
 
-#: Fields of a thread, a message or a tool call that are structure, never credentials.
+#: Fields of a thread, a message or a tool call that are structure, never credentials. Ids
+#: are not among them: a message's or a tool call's ``id`` and ``tool_call_id`` are free-form
+#: strings a client chooses, so they are scanned (an ordinary ``toolu_…``, ``call_…`` or UUID
+#: is no finding and stays the same object; a token there is redacted like anywhere else).
 STRUCTURAL = frozenset(
     {
-        "id",
         "version",
         "created_at",
         "updated_at",
@@ -53,17 +56,19 @@ STRUCTURAL = frozenset(
         "archived_at",
         "role",
         "visibility",
-        "tool_call_id",
         "git_initial_commit_sha",
         "git_current_commit_sha",
         "git_commits",
-        "owner_id",
-        "org_id",
         "is_private",
         "is_shared_with_support",
         "is_pinned",
     }
 )
+
+#: Kept at the root only, and only while it is ``T-<lowercase uuid>`` (the thread's own
+#: validated id; a message redacted alone also sits at the root, its ``id`` is scanned).
+ROOT_STRUCTURAL = STRUCTURAL | {"id"}
+_THREAD_ID_RE = re.compile(r"T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 #: Structural fields kept only while they are hex (a commit SHA); anything else is scanned.
 SHA_FIELDS = frozenset({"git_initial_commit_sha", "git_current_commit_sha", "git_commits"})
@@ -144,7 +149,10 @@ def _structural_level(path: Path) -> bool:
 
 
 def _kept(name: str, item: Any) -> bool:
-    """Whether a structural field's value is kept: SHA fields only while hex."""
+    """Whether a structural field's value is kept: SHA fields only while hex, ``id`` (the
+    root's only) only while a thread id."""
+    if name == "id":
+        return isinstance(item, str) and _THREAD_ID_RE.fullmatch(item) is not None
     if name not in SHA_FIELDS:
         return True
     if isinstance(item, str):
@@ -185,7 +193,9 @@ class Walker:
     def _dict(self, value: dict[str, Any], path: Path, out: list[Found]) -> dict[str, Any]:
         """A dict: keys that hold a token become markers, structural fields are kept, the
         value of a secret-named ``name``/``value`` pair is judged under its name."""
-        keep = STRUCTURAL if _structural_level(path) else frozenset()
+        keep = (
+            ROOT_STRUCTURAL if not path else STRUCTURAL if _structural_level(path) else frozenset()
+        )
         renamed = self._keys(value)
         pairs = _pair_names(value) if len(value) <= 8 else {}
         changed = False

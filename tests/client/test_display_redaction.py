@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from loomsync import codec
+from loomsync import codec, shown
 from loomsync.redaction import Redaction
 from tests.client.conftest import Person
-from tests.client.test_redaction import AWS, AWS_MARK, GH_MARK, holds_no_secret, leaky
+from tests.client.test_redaction import AWS, AWS_MARK, GH, GH_MARK, holds_no_secret, leaky
 from tests.client.test_secrets_cli import THREAD, write_raw
 
 
@@ -49,3 +49,12 @@ def test_scan_walks_the_document_once_the_way_a_save_redacts_it(
         assert old != new
         assert AWS_MARK in new or GH_MARK in new
     assert [item.message_index for item in found if item.path[0] == "conversation"] == [0, 1]
+
+
+def test_a_snippet_whose_highlight_splits_a_token_is_redacted_whole() -> None:
+    """The server's ``<b>`` may cut a token in two runs: detection reads the text untagged."""
+    redaction = Redaction()
+    split = f"use &amp; <b>{GH[:6]}</b>{GH[6:]} now"
+    assert shown.snippet(redaction, split) == f"use &amp; {GH_MARK} now"
+    plain = "a <b>deploy</b> &lt;script&gt;"
+    assert shown.snippet(redaction, plain) is plain

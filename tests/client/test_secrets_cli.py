@@ -18,6 +18,7 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from loomsync import codec
+from loomsync.model import Thread
 from tests.client import planted
 from tests.client.conftest import LiveServer, Person, login
 from tests.client.test_redaction import AWS, GH, holds_no_secret, leaky
@@ -79,6 +80,38 @@ def test_scan_reports_kind_thread_message_path_and_preview_never_the_value(perso
     assert (quiet.code, quiet.out) == (0, "No credentials found in 1 thread(s).\n")
 
 
+def test_scan_reports_a_credential_held_in_a_message_or_tool_call_id(person: Person) -> None:
+    """Ids are client-chosen strings: a token there is a finding like anywhere else."""
+    thread = Thread.model_validate(
+        {
+            "id": THREAD,
+            "conversation": {
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "hi",
+                        "id": GH,
+                        "tool_calls": [{"id": GH, "tool_name": "x", "arguments_json": {}}],
+                    },
+                    {"role": "tool", "content": "ok", "tool_call_id": GH},
+                ]
+            },
+        }
+    )
+    folder = person.paths.threads_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{THREAD}.json").write_bytes(codec.encode_thread(thread))
+    found = person("scan", "--json")
+    assert found.code == 1
+    assert holds_no_secret(found.out + found.err)
+    paths = sorted(f["path"] for f in json.loads(found.out)["findings"])
+    assert paths == [
+        ["conversation", "messages", 0, "id"],
+        ["conversation", "messages", 0, "tool_calls", 0, "id"],
+        ["conversation", "messages", 1, "tool_call_id"],
+    ]
+
+
 def test_redact_rewrites_the_local_copy_and_says_what_it_replaced(person: Person) -> None:
     write_raw(person)
     done = person("redact")
@@ -119,6 +152,35 @@ def test_redact_replaces_a_server_copy_that_reached_the_server_unredacted(
         )
         assert hits.status_code == 200
         assert holds_no_secret(hits.text.replace("<b>", "").replace("</b>", ""))
+
+
+def test_list_and_search_print_a_raw_server_copy_redacted(
+    person: Person, scan_off_server: LiveServer, account: str
+) -> None:
+    """``list --server``, ``search`` and their ``--json`` forms redact the server's titles,
+    tags and snippets (stored raw under the server's scan ``off``), as ``show`` does."""
+    thread_id = f"T-{uuid.uuid4()}"
+    seeded = leaky(id=thread_id).model_dump(mode="json", exclude_unset=True)
+    put = httpx.put(
+        f"{scan_off_server.url}/api/threads/{thread_id}",
+        json=seeded,
+        headers={**headers(account), "If-Match": '"0"'},
+    )
+    assert put.status_code == 201
+    assert login(person, scan_off_server, account).code == 0
+    for args in (("list", "--server"), ("search", "deploy"), ("search", "key")):
+        for extra in ((), ("--json",)):
+            printed = person(*args, *extra)
+            assert printed.code == 0, printed.err
+            assert thread_id in printed.out
+            text = printed.out.replace("<b>", "").replace("</b>", "")
+            assert holds_no_secret(text + printed.err), (args, extra)
+            assert "[REDACTED:" in text, (args, extra)
+    hits = json.loads(person("search", "key", "--json").out)["hits"]
+    assert hits[0]["snippet"].endswith("key is [REDACTED:aws-access-key]")
+    listed = json.loads(person("list", "--server", "--json").out)
+    assert listed[0]["title"] == "deploy with [REDACTED:github-token]"
+    assert listed[0]["tags"] == ["[REDACTED:aws-access-key]"]
 
 
 def test_share_refuses_while_a_credential_remains_then_shares_once_redacted(

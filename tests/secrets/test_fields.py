@@ -59,10 +59,10 @@ def test_a_whole_url_anywhere_loses_userinfo_but_free_text_keeps_the_user() -> N
 
 
 def test_structural_fields_are_never_touched() -> None:
-    # an id that would be a finding anywhere else; SHA fields are kept while hex (P3-12)
+    # SHA fields are kept while hex (P3-12); a message id is scanned (see the ids test below)
     sha = "e713a738d5fad476dffd3de1350596e750a2ce7e"
     original = thread(git_initial_commit_sha=sha, git_commits=[sha])
-    original.conversation.messages[0].id = "AKIA" + AKIA[4:]
+    original.conversation.messages[0].id = "msg_01A09q90qw90lq917835lq9"
     new, found = default_redactor().redact_thread(original)
     assert new is original
     assert found == []
@@ -205,3 +205,63 @@ def test_thread_findings_come_in_document_order() -> None:
     original.conversation.messages.append(Message(role="tool", content=f"key={AKIA}"))
     found = default_redactor().scan_thread(original)
     assert [f.path[0] for f in found] == ["git_remote_url", "conversation", "metadata"]
+
+
+def test_message_and_tool_call_ids_are_scanned_and_ordinary_ids_kept() -> None:
+    """A token as a message ``id``, a tool call ``id`` or a ``tool_call_id`` is redacted with its
+    path (the two ids of one call stay equal); ``toolu_…``, ``call_…`` and UUIDs are kept."""
+    call = {"id": GHP, "tool_name": "x", "arguments_json": {}}
+    value = {
+        "id": "T-0194b7c2-7a43-7c1e-9a55-2b1d3c4e5f60",
+        "conversation": {
+            "messages": [
+                {"role": "assistant", "content": "hi", "id": GHP, "tool_calls": [call]},
+                {"role": "tool", "content": "ok", "tool_call_id": GHP},
+            ]
+        },
+    }
+    new, found = default_redactor().redact_value_located(value)
+    first, second = new["conversation"]["messages"]
+    assert first["id"] == first["tool_calls"][0]["id"] == marker("github-token")
+    assert second["tool_call_id"] == first["tool_calls"][0]["id"]
+    assert new["id"] == value["id"]
+    at = ("conversation", "messages")
+    assert [(f.kind, f.path) for f in found] == [
+        ("github-token", (*at, 0, "id")),
+        ("github-token", (*at, 0, "tool_calls", 0, "id")),
+        ("github-token", (*at, 1, "tool_call_id")),
+    ]
+    alone = {"role": "user", "content": "hi", "id": GHP}
+    assert default_redactor().redact_value(alone)["id"] == marker("github-token")
+    ordinary = {
+        "id": "T-0194b7c2-7a43-7c1e-9a55-2b1d3c4e5f60",
+        "conversation": {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": "hi",
+                    "id": "msg_01A09q90qw90lq917835lq9",
+                    "tool_calls": [
+                        {"id": "toolu_01A09q90qw90lq917835lq9", "tool_name": "x"},
+                        {"id": "call_abc123DEF456ghi789", "tool_name": "y"},
+                    ],
+                },
+                {
+                    "role": "tool",
+                    "content": "ok",
+                    "id": "0194b7c2-7a43-7c1e-9a55-2b1d3c4e5f60",
+                    "tool_call_id": "toolu_01A09q90qw90lq917835lq9",
+                },
+            ]
+        },
+    }
+    assert default_redactor().redact_value(ordinary) is ordinary
+    model = Thread.model_validate(ordinary)
+    assert default_redactor().redact_thread(model)[0] is model
+    leaked = Message.model_validate(value["conversation"]["messages"][0])
+    [redacted], located = default_redactor().redact_messages([leaked], 4)
+    assert redacted.id == marker("github-token")
+    assert sorted(f.path for f in located) == [
+        ("conversation", "messages", 4, "id"),
+        ("conversation", "messages", 4, "tool_calls", 0, "id"),
+    ]

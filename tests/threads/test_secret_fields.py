@@ -62,6 +62,13 @@ def cases(tag: str) -> dict[str, Case]:
         "nested-id": Case(
             ("metadata", "extra", "build", "id"), token, "github-token", marker("github-token")
         ),
+        "message-id": Case((*MESSAGE, "id"), token, "github-token", marker("github-token")),
+        "tool-call-id": Case(
+            (*MESSAGE, "tool_calls", 0, "id"), token, "github-token", marker("github-token")
+        ),
+        "tool-call-id-ref": Case(
+            (*MESSAGE, "tool_call_id"), token, "github-token", marker("github-token")
+        ),
         "message-extra": Case(
             (*MESSAGE, "extra", "db_password"),
             password,
@@ -76,11 +83,14 @@ def cases(tag: str) -> dict[str, Case]:
 
 def place(path: Path, value: Any) -> dict[str, Any]:
     """A JSON object holding ``value`` at ``path``; an int step is a one-item list whose item
-    is a tool message (a valid message once its other fields are added)."""
+    is a tool message, or a tool call under ``tool_calls`` (valid once its other fields are
+    added)."""
     root: dict[str, Any] = {}
     node: Any = root
     for step, after in itertools.pairwise(path):
-        if isinstance(after, int):
+        if isinstance(after, int) and step == "tool_calls":
+            node[step] = [{"tool_name": "x", "arguments_json": {}}]
+        elif isinstance(after, int):
             node[step] = [{"role": "tool", "content": "ok"}]
         elif isinstance(step, int):
             continue
