@@ -151,7 +151,7 @@ class Engine:
             start, end = _span(match, self._groups[index])
             if start < 0 or end <= start:
                 continue
-            if rule.before and start > 0 and chr(data[start - 1]) in rule.before:
+            if rule.before and start > 0 and _glued(data, start, rule.before):
                 continue
             if rule.after and end < len(data) and chr(data[end]) in rule.after:
                 continue
@@ -163,6 +163,22 @@ class Engine:
                     continue
             out.append((start, end, index))
         return out
+
+
+def _glued(data: bytes, start: int, before: frozenset[str]) -> bool:
+    """Whether the span at ``start`` is glued to a character of ``before`` (so a token prefix
+    inside a longer random string is not a token). An escape (``\\n``, ``\\t`` of a JSON or
+    C string printed raw) and a percent-encoded byte (``%3D``, ``%22``) end a word: a token
+    after them is not glued."""
+    if chr(data[start - 1]) not in before:
+        return False
+    if start >= 2 and data[start - 2] == 0x5C:  # backslash
+        return False
+    return not (start >= 3 and data[start - 3] == 0x25 and _is_hex(data[start - 2 : start]))
+
+
+def _is_hex(pair: bytes) -> bool:
+    return all(chr(byte) in "0123456789abcdefABCDEF" for byte in pair)
 
 
 def _span(match: re2._Match, groups: tuple[int, ...]) -> tuple[int, int]:

@@ -197,41 +197,47 @@ _DETECT_SECRETS_TRIGGERS = {"discord-token": _DISCORD, "telegram-bot-token": _TE
 
 # Own rules, by priority (token formats first, then context rules).
 _OWN_TOKENS: tuple[Rule, ...] = (
-    Rule("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", check=_token),
+    Rule("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", before=TOKEN, check=_token),
     Rule("openai-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}",
+         before=TOKEN, check=_token),
+    Rule("openai-key", r"sk-[A-Za-z0-9]{32,}", before=TOKEN, check=_token),
+    Rule("github-token", r"gh[pousr]_[A-Za-z0-9_]{36,251}", before=TOKEN, after=WORD,
          check=_token),
-    Rule("openai-key", r"sk-[A-Za-z0-9]{32,}", check=_token),
-    Rule("github-token", r"gh[pousr]_[A-Za-z0-9_]{36,251}", check=_token),
-    Rule("github-token", r"github_pat_[A-Za-z0-9_]{22,255}", check=_token),
-    Rule("slack-token", r"xox[abposre]-[0-9A-Za-z\-]{10,}", check=_token),
-    Rule("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,}", check=_token),
+    Rule("github-token", r"github_pat_[A-Za-z0-9_]{22,255}", before=TOKEN, after=WORD,
+         check=_token),
+    Rule("slack-token", r"xox[abposre]-[0-9A-Za-z\-]{10,}", before=TOKEN, check=_token),
+    Rule("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,}", before=TOKEN, check=_token),
     Rule("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/"
          r"[A-Za-z0-9_/]{20,}", check=_token),
-    Rule("stripe-key", r"[rs]k_(?:live|test)_[0-9a-zA-Z]{16,247}", check=_token),
-    Rule("stripe-key", r"whsec_[A-Za-z0-9]{24,}", check=_token),
-    Rule("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", check=_token),
-    Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", check=_token),
+    Rule("stripe-key", r"[rs]k_(?:live|test)_[0-9a-zA-Z]{16,247}", before=TOKEN, after=ALNUM,
+         check=_token),
+    Rule("stripe-key", r"whsec_[A-Za-z0-9]{24,}", before=TOKEN, check=_token),
+    Rule("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", before=TOKEN, after=TOKEN, check=_token),
+    Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", before=TOKEN, after=TOKEN,
+         check=_token),
     Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64 | TOKEN, check=_token,
          trigger=r"[A-Za-z0-9+/]{8}=="),
     # GitLab's routable tokens end in .<2 base36>.<base36> (newcomer item 4)
     Rule("gitlab-token", r"glpat-[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{5,12})?",
-         check=_token),
-    Rule("npm-token", r"npm_[A-Za-z0-9]{36}", check=_token),
+         before=TOKEN, check=_token),
+    Rule("npm-token", r"npm_[A-Za-z0-9]{36}", before=TOKEN, after=ALNUM, check=_token),
     Rule("npm-token", r":_authToken=[ \t]*(" + _UNQUOTED + ")", group=1, check=_not_placeholder),
-    Rule("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", check=_token),
+    Rule("pypi-token", r"pypi-AgE[A-Za-z0-9_\-]{50,}", before=TOKEN, check=_token),
     Rule("discord-token", r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\."
          r"[A-Za-z0-9_\-]{27,40}", before=TOKEN, after=TOKEN, check=_token, trigger=_DISCORD),
     Rule("discord-token", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
          r"[0-9]+/[A-Za-z0-9_\-]{30,}", check=_token),
     Rule("telegram-bot-token", r"[0-9]{8,10}:[0-9A-Za-z_\-]{35}", before=DIGITS, after=TOKEN,
          check=_token, trigger=_TELEGRAM),
-    Rule("square-token", r"sq0atp-[0-9A-Za-z_\-]{22}", check=_token),
+    Rule("square-token", r"sq0atp-[0-9A-Za-z_\-]{22}", before=TOKEN, after=TOKEN, check=_token),
     # HashiCorp Vault service, batch and recovery tokens (no kind of their own: review P1-3)
     Rule("secret-assignment", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", before=TOKEN | {"."},
          check=_token),
     Rule("square-token", r"EAAA[A-Za-z0-9_\-]{60}", before=ALNUM, after=TOKEN, check=_token),
-    Rule("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", check=_token),
-    Rule("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", check=_token),
+    Rule("huggingface-token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", before=TOKEN, after=ALNUM,
+         check=_token),
+    Rule("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", before=TOKEN, after=ALNUM,
+         check=_token),
     Rule("twilio-key", r"(?:AC|SK)[0-9a-f]{32}", before=ALNUM, after=ALNUM, check=_token),
     Rule("mailchimp-key", r"[0-9a-f]{32}-us[0-9]{1,2}", before=ALNUM, after=ALNUM,
          check=_token, trigger=_MAILCHIMP),
@@ -406,8 +412,9 @@ def _from_detect_secrets() -> tuple[Rule, ...]:
             check = _aws_id if kind == "aws-access-key" else _token
             trigger = _DETECT_SECRETS_TRIGGERS.get(kind)
             edge = ALNUM if bounded else frozenset()
-            # a Telegram token follows "bot" in its API's URLs (/bot123456789:AA…/getMe)
-            before = DIGITS if kind == "telegram-bot-token" else edge
+            # a Telegram token follows "bot" in its API's URLs (/bot123456789:AA…/getMe); a
+            # prefixed token glued to a longer token is a piece of random text, not a token
+            before = DIGITS if kind == "telegram-bot-token" else edge or TOKEN
             rules.append(
                 Rule(kind, pattern, before=before, after=edge, check=check, trigger=trigger)
             )
