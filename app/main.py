@@ -29,6 +29,7 @@ from app.threads.collection import router as collection_router
 from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
 from app.threads.scanning import SecretScan
+from app.web.routes import include_web
 from loomsync import __version__
 from loomsync.secrets import default_redactor
 
@@ -82,6 +83,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.include_router(audit_router, dependencies=limited)
     if settings.metrics:
         app.include_router(metrics_router)
+    include_web(app)
     redirect_slashes_relatively(app.router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ErrorBoundaryMiddleware)

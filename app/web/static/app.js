@@ -1,0 +1,2 @@
+// loomsync pages: progressive enhancement only; every page works without it.
+"use strict";
