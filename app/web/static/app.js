@@ -1,2 +1,90 @@
 // loomsync pages: progressive enhancement only; every page works without it.
+// The thread page: loads the next page of messages as its link scrolls into view, earlier
+// pages on click, a whole message on "show all", and jumps to #m-N when message N is not on
+// the loaded page (by loading the page that holds it).
 "use strict";
+
+(function () {
+  const list = document.querySelector("section.messages[data-base]");
+  if (!list) return;
+  const base = list.dataset.base;
+  const count = Number(list.dataset.count);
+  const pageSize = Number(list.dataset.page);
+
+  async function fragment(url) {
+    const response = await fetch(url, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(url + ": " + response.status);
+    const template = document.createElement("template");
+    template.innerHTML = await response.text();  // server-rendered, sanitized HTML
+    return template.content;
+  }
+
+  async function loadInto(link, drop) {
+    if (link.classList.contains("loading")) return;
+    link.classList.add("loading");
+    try {
+      const content = await fragment(link.dataset.fragment);
+      content.querySelectorAll(drop).forEach((node) => node.remove());
+      const before = document.documentElement.scrollHeight;
+      const earlier = link.classList.contains("earlier");
+      link.replaceWith(content);
+      if (earlier) window.scrollBy(0, document.documentElement.scrollHeight - before);
+      watch();
+    } catch (error) {
+      link.classList.remove("loading");
+      console.error(error);
+    }
+  }
+
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) loadInto(entry.target, "a.pager.earlier");
+    }
+  }, { rootMargin: "800px 0px" });
+
+  function watch() {
+    list.querySelectorAll("a.pager.more").forEach((link) => observer.observe(link));
+  }
+
+  list.addEventListener("click", (event) => {
+    const link = event.target.closest("a");
+    if (!link || !link.dataset.fragment) return;
+    event.preventDefault();
+    if (link.classList.contains("earlier")) {
+      loadInto(link, "a.pager.more");
+    } else if (link.classList.contains("more")) {
+      loadInto(link, "a.pager.earlier");
+    } else if (link.classList.contains("show-all")) {
+      showAll(link);
+    }
+  });
+
+  async function showAll(link) {
+    const message = link.closest("article.msg");
+    link.classList.add("loading");
+    try {
+      const content = await fragment(link.dataset.fragment);
+      const opened = [...message.querySelectorAll("details")].map((d) => d.open);
+      const whole = content.querySelector("article.msg");
+      whole.querySelectorAll("details").forEach((d, i) => { d.open = opened[i] ?? true; });
+      message.replaceWith(whole);
+    } catch (error) {
+      link.classList.remove("loading");
+      console.error(error);
+    }
+  }
+
+  // #m-N beyond the loaded messages: open the page that holds N (the browser then scrolls).
+  function jump() {
+    const match = /^#m-(\d+)$/.exec(location.hash);
+    if (!match || document.getElementById("m-" + match[1])) return;
+    const seq = Number(match[1]);
+    if (seq >= count) return;
+    const start = seq - (seq % pageSize);
+    location.replace(base + "?from=" + start + location.hash);
+  }
+
+  window.addEventListener("hashchange", jump);
+  jump();
+  watch();
+})();

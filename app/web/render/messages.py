@@ -1,0 +1,140 @@
+"""One message of a thread as what the page shows: its role, its Markdown as safe HTML, and
+its tool calls and tool output as collapsed boxes with their size, each cut to a preview
+unless the whole message is asked for (the "show all" link).
+
+A message is any JSON object (API.md section 2 keeps unknown fields and does not type them
+strictly), so every field is read defensively: a field of an unexpected type is shown as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from app.web.render.markdown import markdown_html, plain_html
+from app.web.render.text import clean, human_size, preview, utf8_size
+from loomsync import jsontext
+
+#: Roles with their own look; any other role is shown as written, styled as "other".
+ROLES = frozenset({"user", "assistant", "tool", "system"})
+#: Preview limits of Markdown text (user and assistant messages).
+TEXT_CHARS, TEXT_LINES = 6_000, 120
+#: Preview limits of tool calls' arguments and tool output.
+BOX_CHARS, BOX_LINES = 3_000, 40
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """A collapsed part of a message: a tool call's arguments or a tool's output."""
+
+    kind: str  # "call" or "output"
+    label: str  # the tool's name (cleaned text; the template escapes it)
+    size: str  # the full size, for people
+    html: Markup  # the preview (or everything)
+    complete: bool  # False: ``html`` is a preview, "show all" gives the rest
+    note: str = ""  # e.g. "exit code 1"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """What the page shows of message ``seq`` (the ``#m-<seq>`` anchor, 0-based as search's
+    ``message_index``)."""
+
+    seq: int
+    role: str  # one of ROLES or "other": a CSS class
+    role_label: str  # the role as written (cleaned)
+    created_at: str | None
+    text: Markup | None  # the Markdown content as HTML; None when empty
+    text_size: str
+    text_complete: bool
+    boxes: list[Box] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing of the message was cut."""
+        return self.text_complete and all(box.complete for box in self.boxes)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return jsontext.dumps(value, indent=2, separators=(",", ": "))
+
+
+def _box(kind: str, label: str, text: str, language: str, full: bool, note: str = "") -> Box:
+    cut = preview(text, BOX_CHARS, BOX_LINES) if not full else None
+    shown = text if cut is None else cut.text
+    return Box(
+        kind=kind,
+        label=clean(label)[:200],
+        size=human_size(utf8_size(text)),
+        html=Markup(plain_html(shown, language)),
+        complete=cut is None or cut.complete,
+        note=note,
+    )
+
+
+def _tool_output(content: str) -> tuple[str, str, str]:
+    """The text to show of a tool's output, its language and a note: the ``output`` of a
+    ``{"output": …, "metadata": {"exit_code": …}}`` result (Codex's shell tool), else as is."""
+    if content.startswith('{"output"') and len(content) < 5_000_000:
+        try:
+            parsed = jsontext.loads(content)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            meta = parsed.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            return parsed["output"], "", f"exit code {code}" if code is not None else ""
+    return content, "", ""
+
+
+def _calls(raw: Any, full: bool) -> list[Box]:
+    if not isinstance(raw, list):
+        return [] if raw is None else [_box("call", "tool_calls", _as_text(raw), "json", full)]
+    boxes = []
+    for call in raw:
+        if not isinstance(call, dict):
+            boxes.append(_box("call", "tool call", _as_text(call), "json", full))
+            continue
+        name = call.get("tool_name")
+        arguments = call.get("arguments_json")
+        text = arguments if isinstance(arguments, str) else _as_text(arguments)
+        boxes.append(_box("call", _as_text(name) or "tool call", text, "json", full))
+    return boxes
+
+
+def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
+    """The view of ``message`` (a decoded message object) at position ``seq``; ``full`` shows
+    everything, else long parts are previews."""
+    if not isinstance(message, dict):
+        message = {"role": "other", "content": _as_text(message)}
+    role_raw = _as_text(message.get("role")) or "unknown"
+    role = role_raw if role_raw in ROLES else "other"
+    content = _as_text(message.get("content"))
+    created = message.get("created_at")
+    boxes = _calls(message.get("tool_calls"), full)
+    text: Markup | None = None
+    complete = True
+    if role == "tool":
+        shown, language, note = _tool_output(content)
+        label = _as_text(message.get("tool_name")) or "tool"
+        boxes.insert(0, _box("output", label, shown, language, full, note))
+    elif content:
+        cut = preview(content, TEXT_CHARS, TEXT_LINES) if not full else None
+        text = Markup(markdown_html(content if cut is None else cut.text))
+        complete = cut is None or cut.complete
+    return MessageView(
+        seq=seq,
+        role=role,
+        role_label=clean(role_raw)[:40],
+        created_at=clean(created)[:40] if isinstance(created, str) else None,
+        text=text,
+        text_size=human_size(utf8_size(content)),
+        text_complete=complete,
+        boxes=boxes,
+    )

@@ -1,0 +1,79 @@
+"""Rows the viewer tests need that other work creates through its own routes: a web session
+(the sign-in pages make these) and a share link (the share-link API makes these). Written
+straight into the test database with asyncpg, holding only hashes as the real code does."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+
+from app.web.session import COOKIE, secret_hash
+
+
+def _dsn(database_url: str) -> str:
+    return database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+async def insert_session(
+    database_url: str, user: str, org: str | None = None, roles: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """A live web session for ``user``; returns the cookie (``{COOKIE: value}``)."""
+    value = secrets.token_urlsafe(32)
+    connection = await asyncpg.connect(_dsn(database_url))
+    try:
+        await connection.execute(
+            "INSERT INTO web_sessions (id_hash, user_id, org_id, roles, csrf_token, expires_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6)",
+            secret_hash(value),
+            user,
+            org,
+            list(roles),
+            secrets.token_urlsafe(16),
+            datetime.now(UTC) + timedelta(hours=1),
+        )
+    finally:
+        await connection.close()
+    return {COOKIE: value}
+
+
+async def insert_share_link(
+    database_url: str,
+    thread_id: str,
+    created_by: str,
+    *,
+    expires_at: datetime | None = None,
+    revoked: bool = False,
+) -> str:
+    """A share link of ``thread_id`` (``T-…``); returns its secret."""
+    secret = secrets.token_urlsafe(32)
+    connection = await asyncpg.connect(_dsn(database_url))
+    try:
+        await connection.execute(
+            "INSERT INTO share_links (thread_id, id, secret_hash, created_by, expires_at,"
+            " revoked_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            uuid.UUID(thread_id[2:]),
+            uuid.uuid4(),
+            secret_hash(secret),
+            created_by,
+            expires_at,
+            datetime.now(UTC) if revoked else None,
+        )
+    finally:
+        await connection.close()
+    return secret
+
+
+def session_cookie(
+    database_url: str, user: str, org: str | None = None, roles: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """:func:`insert_session` for synchronous (browser) tests."""
+    return asyncio.run(insert_session(database_url, user, org, roles))
+
+
+def share_secret(database_url: str, thread_id: str, created_by: str, **kwargs: object) -> str:
+    """:func:`insert_share_link` for synchronous (browser) tests."""
+    return asyncio.run(insert_share_link(database_url, thread_id, created_by, **kwargs))  # type: ignore[arg-type]
