@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from app.web import viewer
+from app.web import shared, viewer
 from app.web.pages import STATIC
 
 
@@ -13,3 +13,4 @@ def include_web(app: FastAPI) -> None:
     """Mount the assets at ``/static`` and include the page routers."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(viewer.router)
+    app.include_router(shared.router)

@@ -51,9 +51,14 @@ def _uuid(thread_id: str) -> uuid.UUID:
 
 async def thread_page(request: Request, base: str, load: Loader, start: int) -> HTMLResponse:
     """The thread page at ``base`` (``/t/<id>`` or ``/s/<secret>``) starting at message
-    ``start`` (rounded down to a page boundary, so every page is one of the same pages)."""
-    start = page_start(start)
-    loaded = await load(start, PAGE)
+    ``start`` (rounded down to a page boundary, so every page is one of the same pages).
+
+    Raises:
+        NotFound: ``start`` is past the last message (and not 0).
+    """
+    loaded = await load(page_start(start), PAGE)
+    if start > 0 and start >= loaded.row.message_count:
+        raise NotFound(f"The thread has {loaded.row.message_count} messages.")
     return render(request, "thread.html", _page_context(loaded, base))
 
 

@@ -21,7 +21,7 @@ def _dsn(database_url: str) -> str:
 async def insert_session(
     database_url: str, user: str, org: str | None = None, roles: tuple[str, ...] = ()
 ) -> dict[str, str]:
-    """A live web session for ``user``; returns the cookie (``{COOKIE: value}``)."""
+    """A live web session for ``user``; returns the request headers that carry its cookie."""
     value = secrets.token_urlsafe(32)
     connection = await asyncpg.connect(_dsn(database_url))
     try:
@@ -37,7 +37,7 @@ async def insert_session(
         )
     finally:
         await connection.close()
-    return {COOKIE: value}
+    return {"Cookie": f"{COOKIE}={value}"}
 
 
 async def insert_share_link(

@@ -79,9 +79,8 @@ def preview(text: str, max_chars: int, max_lines: int) -> Cut:
         if newline < 0:
             break
     else:
-        end = newline
-    if end < len(text):
-        last = text.rfind("\n", 0, end)
-        if last >= end * 3 // 4:
-            end = last
+        return Cut(text[:newline], False)
+    last = text.rfind("\n", 0, end)
+    if end < len(text) and last >= end * 3 // 4:
+        end = last
     return Cut(text[:end], end >= len(text))
