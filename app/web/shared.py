@@ -5,7 +5,8 @@ the link (API.md section 1), whatever the thread's visibility and whoever is sig
   (``app.sharing.links.record_use``, ``via="page"``). With ``Accept: application/json`` (and
   not ``text/html``) it answers the thread's JSON instead, as ``GET /api/shared/{secret}`` does
   (``app.sharing.service.shared_json``, ``via="page_json"``); ``Vary: Accept``.
-- ``GET /s/{secret}/messages?from=K``, ``/s/{secret}/m/{seq}``, ``/s/{secret}/m/{seq}/body``:
+- ``GET /s/{secret}/messages?from=K``, ``/s/{secret}/m/{seq}``, ``/s/{secret}/m/{seq}/body``,
+  ``/s/{secret}/m/{seq}/raw``:
   the same pieces as under ``/t/{id}`` (app/web/viewer.py). They check that the link is still
   live (a revoked link stops the next scroll) and are not counted as uses: they belong to the
   opening of the page that loads them.
@@ -30,7 +31,15 @@ from app.sharing.links import record_use, resolve
 from app.sharing.service import shared_json
 from app.web.reading import Loaded, read_shared
 from app.web.session import WebPrincipal
-from app.web.viewer import From, Loader, Seq, message_page, messages_fragment, thread_page
+from app.web.viewer import (
+    From,
+    Loader,
+    Seq,
+    message_page,
+    messages_fragment,
+    raw_message,
+    thread_page,
+)
 
 router = APIRouter(include_in_schema=False)
 
@@ -128,3 +137,9 @@ async def get_shared_message_body(
     response = await message_page(request, f"/s/{secret}", load, seq, fragment=True)
     _noindex(response)
     return response
+
+
+@router.get("/s/{secret}/m/{seq}/raw")
+async def get_shared_message_raw(secret: Secret, seq: Seq, session: SessionDep) -> Response:
+    """One message of the shared thread as its JSON object."""
+    return _noindex(await raw_message(await _live_loader(session, secret), seq))

@@ -9,6 +9,7 @@ Routes (each also under ``/s/{secret}``, app/web/shared.py):
 - ``GET {base}/messages?from=K``: just those messages (HTML fragment), loaded on scroll.
 - ``GET {base}/m/{seq}``: a page with message ``seq`` in full ("show all" without JavaScript).
 - ``GET {base}/m/{seq}/body``: that message in full as a fragment (what "show all" loads).
+- ``GET {base}/m/{seq}/raw``: that message's JSON (every byte of a 10 MB output).
 
 Errors are app errors (404 for an unknown thread or a ``from``/``seq`` past the end, 410 for a
 deleted thread, 422 for a ``from`` that is not a number); the page error layer renders them.
@@ -21,15 +22,16 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from app.database import SessionDep
 from app.errors import NotFound
 from app.web.pages import render
 from app.web.reading import PAGE, Loaded, page_start, read_for
 from app.web.render.header import header
-from app.web.render.messages import message_view
+from app.web.render.messages import FULL_CHARS, message_view
 from app.web.session import WebPrincipal
+from loomsync import jsontext
 from loomsync.ids import InvalidThreadId, ThreadId
 
 router = APIRouter(include_in_schema=False)
@@ -86,8 +88,39 @@ async def message_page(
         "base": base,
         "header": header(loaded.row, loaded.document, thread_id),
         "back": f"{base}?from={page_start(seq)}#m-{seq}",
+        "full_chars": FULL_CHARS,
     }
     return render(request, "_message.html" if fragment else "message.html", context)
+
+
+async def raw_message(load: Loader, seq: int) -> Response:
+    """Message ``seq`` as its JSON object, every field and character of it, for reading or
+    saving (``application/json``, ``nosniff``, a sandboxing CSP: the browser shows it as text).
+
+    Raises:
+        NotFound: no message ``seq``.
+    """
+    loaded = await load(seq, 1)
+    if not loaded.messages:
+        raise NotFound(f"The thread has {loaded.row.message_count} messages.")
+    body = loaded.messages[0][1]
+    try:
+        data = jsontext.dumps(body, indent=2, separators=(",", ": ")).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped, as JSON allows
+        data = jsontext.dumps(body, indent=2, separators=(",", ": "), ensure_ascii=True).encode()
+    name = f"T-{loaded.row.id}-m-{seq}.json"
+    return Response(data, media_type="application/json", headers=raw_headers(name))
+
+
+def raw_headers(filename: str) -> dict[str, str]:
+    """Headers of a raw download: shown inline as text, never run, never cached or referred."""
+    return {
+        "Content-Security-Policy": "default-src 'none'; sandbox",
+        "X-Content-Type-Options": "nosniff",
+        "Content-Disposition": f'inline; filename="{filename}"',
+        "Cache-Control": "no-store",
+        "Referrer-Policy": "no-referrer",
+    }
 
 
 def _page_context(loaded: Loaded, base: str) -> dict[str, object]:
@@ -156,3 +189,11 @@ async def get_thread_message_body(
     """One message in full, as a fragment (what "show all" loads)."""
     load = _signed_in_loader(session, principal, thread_id)
     return await message_page(request, f"/t/{thread_id}", load, seq, fragment=True)
+
+
+@router.get("/t/{thread_id:thread_id}/m/{seq}/raw")
+async def get_thread_message_raw(
+    thread_id: str, seq: Seq, session: SessionDep, principal: WebPrincipal
+) -> Response:
+    """One message as its JSON object."""
+    return await raw_message(_signed_in_loader(session, principal, thread_id), seq)

@@ -33,9 +33,13 @@ def web_server(database_url: str, settings: Settings) -> Iterator[Server]:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """A headless Chromium for the run."""
+    """A headless Chromium for the test module. Not for the session: while playwright's sync
+    API runs, its event loop is the thread's running loop, and every async test after it (the
+    next module's) would fail with "Runner.run() cannot be called from a running event loop".
+    A test that also needs an async session fixture (``web_server``, ``database_url``) names it
+    before ``page``, so that fixture is set up before playwright starts."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True, args=["--no-sandbox"]

@@ -7,11 +7,16 @@ from __future__ import annotations
 import asyncio
 import secrets
 import uuid
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
 import asyncpg
 
 from app.web.session import COOKIE, secret_hash
+
+T = TypeVar("T")
 
 
 def _dsn(database_url: str) -> str:
@@ -67,13 +72,24 @@ async def insert_share_link(
     return secret
 
 
-def session_cookie(
-    database_url: str, user: str, org: str | None = None, roles: tuple[str, ...] = ()
-) -> dict[str, str]:
-    """:func:`insert_session` for synchronous (browser) tests."""
-    return asyncio.run(insert_session(database_url, user, org, roles))
+def in_thread(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to its end on a loop of its own in another thread: a synchronous browser
+    test runs inside playwright's event loop, where ``asyncio.run`` is refused."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
-def share_secret(database_url: str, thread_id: str, created_by: str, **kwargs: object) -> str:
+def share_secret(
+    database_url: str,
+    thread_id: str,
+    created_by: str,
+    *,
+    expires_at: datetime | None = None,
+    revoked: bool = False,
+) -> str:
     """:func:`insert_share_link` for synchronous (browser) tests."""
-    return asyncio.run(insert_share_link(database_url, thread_id, created_by, **kwargs))  # type: ignore[arg-type]
+    return in_thread(
+        insert_share_link(
+            database_url, thread_id, created_by, expires_at=expires_at, revoked=revoked
+        )
+    )

@@ -4,6 +4,7 @@ errors as 4xx."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import httpx
 
 from app.web.reading import PAGE
-from app.web.render.messages import TEXT_CHARS
+from app.web.render.messages import FULL_CHARS, TEXT_CHARS
 from tests.conftest import TokenFactory
 from tests.web.documents import conversation, document
 from tests.web.rows import insert_session
@@ -208,3 +209,31 @@ async def test_tool_calls_and_output_are_collapsed_with_their_size(
     assert re.search(r'<span class="size">\d+ B</span>', html)
     assert '<span class="k">def</span>' in html  # Pygments classes, server-side
     assert " style=" not in html
+
+
+async def test_raw_message_is_its_json_served_inert(
+    client: httpx.AsyncClient, owner: dict[str, str]
+) -> None:
+    content = "<script>alert(1)</script>\x00" + "x" * (FULL_CHARS + 10)
+    messages = [{"role": "tool", "tool_name": "cat", "content": content, "extra": 1.50}]
+    doc = document(messages, visibility="public")
+    text = json.dumps(doc).replace('"extra": 1.5', '"extra": 1.50')
+    stored = await client.put(
+        f"/api/threads/{doc['id']}",
+        content=text,
+        headers={**owner, "Content-Type": "application/json"},
+    )
+    assert stored.status_code == 201, stored.text
+    thread_id = doc["id"]
+    full = (await client.get(f"/t/{thread_id}/m/0/body")).text
+    assert len(full) < FULL_CHARS + 10_000
+    assert f'href="/t/{thread_id}/m/0/raw"' in full
+    assert "are cut here" in full
+    raw = await client.get(f"/t/{thread_id}/m/0/raw")
+    assert raw.status_code == 200
+    assert raw.headers["content-type"] == "application/json"
+    assert raw.headers["x-content-type-options"] == "nosniff"
+    assert "sandbox" in raw.headers["content-security-policy"]
+    assert raw.json()["content"] == content
+    assert '"extra": 1.50' in raw.text  # numbers as written (API.md section 2)
+    assert (await client.get(f"/t/{thread_id}/m/1/raw")).status_code == 404

@@ -23,6 +23,15 @@ ROLES = frozenset({"user", "assistant", "tool", "system"})
 TEXT_CHARS, TEXT_LINES = 6_000, 120
 #: Preview limits of tool calls' arguments and tool output.
 BOX_CHARS, BOX_LINES = 3_000, 40
+#: What "show all" shows of one part at most (characters; no line limit): a browser lays out
+#: a 10 MB line for seconds, and nobody reads it there. Beyond it, the page links the raw
+#: message (``…/m/{seq}/raw``).
+FULL_CHARS = 1_000_000
+_UNLIMITED_LINES = 1 << 62
+
+
+def _limits(full: bool, chars: int, lines: int) -> tuple[int, int]:
+    return (FULL_CHARS, _UNLIMITED_LINES) if full else (chars, lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +59,7 @@ class MessageView:
     text_size: str
     text_complete: bool
     boxes: list[Box] = field(default_factory=list)
+    full: bool = False  # the "show all" view (limits of FULL_CHARS), not the page's preview
 
     @property
     def complete(self) -> bool:
@@ -66,14 +76,13 @@ def _as_text(value: Any) -> str:
 
 
 def _box(kind: str, label: str, text: str, language: str, full: bool, note: str = "") -> Box:
-    cut = preview(text, BOX_CHARS, BOX_LINES) if not full else None
-    shown = text if cut is None else cut.text
+    cut = preview(text, *_limits(full, BOX_CHARS, BOX_LINES))
     return Box(
         kind=kind,
         label=clean(label)[:200],
         size=human_size(utf8_size(text)),
-        html=Markup(plain_html(shown, language)),
-        complete=cut is None or cut.complete,
+        html=Markup(plain_html(cut.text, language)),
+        complete=cut.complete,
         note=note,
     )
 
@@ -109,8 +118,8 @@ def _calls(raw: Any, full: bool) -> list[Box]:
 
 
 def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
-    """The view of ``message`` (a decoded message object) at position ``seq``; ``full`` shows
-    everything, else long parts are previews."""
+    """The view of ``message`` (a decoded message object) at position ``seq``: long parts cut
+    to previews, or with ``full`` up to :data:`FULL_CHARS` each."""
     if not isinstance(message, dict):
         message = {"role": "other", "content": _as_text(message)}
     role_raw = _as_text(message.get("role")) or "unknown"
@@ -125,9 +134,9 @@ def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
         label = _as_text(message.get("tool_name")) or "tool"
         boxes.insert(0, _box("output", label, shown, language, full, note))
     elif content:
-        cut = preview(content, TEXT_CHARS, TEXT_LINES) if not full else None
-        text = Markup(markdown_html(content if cut is None else cut.text))
-        complete = cut is None or cut.complete
+        cut = preview(content, *_limits(full, TEXT_CHARS, TEXT_LINES))
+        text = Markup(markdown_html(cut.text))
+        complete = cut.complete
     return MessageView(
         seq=seq,
         role=role,
@@ -137,4 +146,5 @@ def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
         text_size=human_size(utf8_size(content)),
         text_complete=complete,
         boxes=boxes,
+        full=full,
     )
