@@ -11,7 +11,7 @@ import pytest
 from app.web.pages import STATIC
 from app.web.render.highlight import stylesheet
 from app.web.render.markdown import MAX_MARKDOWN_CHARS, markdown_html, sanitize
-from app.web.render.messages import BOX_CHARS, TEXT_CHARS, message_view
+from app.web.render.messages import BOX_CHARS, TEXT_CHARS, message_view, readable_time
 from app.web.render.text import clean, human_size, preview
 from tests.web.documents import HOSTILE
 
@@ -166,3 +166,9 @@ def test_human_size() -> None:
         "1.5 KB",
         "10.0 MB",
     ]
+
+
+def test_message_times_are_shown_for_people() -> None:
+    assert readable_time("2025-12-10T19:37:45.343Z") == "2025-12-10 19:37:45 UTC"
+    assert readable_time("2025-12-10T19:37:45+02:00") == "2025-12-10 19:37:45 +02:00"
+    assert readable_time("yesterday\u202e") == "yesterday\u27e8U+202E\u27e9"
