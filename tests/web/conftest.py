@@ -35,11 +35,12 @@ def web_server(database_url: str, settings: Settings) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """A headless Chromium for the test module. Not for the session: while playwright's sync
-    API runs, its event loop is the thread's running loop, and every async test after it (the
-    next module's) would fail with "Runner.run() cannot be called from a running event loop".
-    A test that also needs an async session fixture (``web_server``, ``database_url``) names it
-    before ``page``, so that fixture is set up before playwright starts."""
+    """A headless Chromium for one test module.
+
+    Not for the whole run: while sync playwright runs, its event loop counts as running in the
+    main thread, so every async test after the first browser module failed with "Runner.run()
+    cannot be called from a running event loop" (tests/web/test_viewer.py after
+    test_signin_browser.py)."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True, args=["--no-sandbox"]
