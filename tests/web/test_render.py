@@ -172,3 +172,23 @@ def test_message_times_are_shown_for_people() -> None:
     assert readable_time("2025-12-10T19:37:45.343Z") == "2025-12-10 19:37:45 UTC"
     assert readable_time("2025-12-10T19:37:45+02:00") == "2025-12-10 19:37:45 +02:00"
     assert readable_time("yesterday\u202e") == "yesterday\u27e8U+202E\u27e9"
+
+
+def test_multi_line_arguments_are_blocks_highlighted_as_the_named_file() -> None:
+    code = "def main():\n    print('hello')\n\nif __name__ == '__main__':\n    main()\n"
+    call = {
+        "id": "1",
+        "tool_name": "Write",
+        "arguments_json": {"file_path": "/x/a.py", "content": code},
+    }
+    view = message_view(0, {"role": "assistant", "content": "", "tool_calls": [call]})
+    html = str(view.boxes[0].html)
+    assert '<p class="arg"><code>content</code></p>' in html
+    assert '<span class="k">def</span>' in html  # as Python, from the file name
+    assert '<span class="nt">"file_path"</span>' in html  # the rest as JSON
+    assert "\\n" not in html  # the content's lines are lines, not JSON escapes
+    hostile = {"<b>k</b>": "<script>x</script>\n" * 10}
+    call = {"id": "2", "tool_name": "t", "arguments_json": hostile}
+    box = message_view(0, {"role": "assistant", "tool_calls": [call]}).boxes[0]
+    assert inert_problems(str(box.html)) == []
+    assert "&lt;b&gt;k&lt;/b&gt;" in str(box.html)

@@ -193,7 +193,8 @@ def test_share_link_opens_the_thread_and_revocation_gives_410(
     watched: tuple[Page, list[str]],
 ) -> None:
     page, problems = watched
-    thread_id = _store(web_server, headers, document(conversation(3), title="Only by link"))
+    doc = document(conversation(PAGE + 10), title="Only by link")
+    thread_id = _store(web_server, headers, doc)
     assert page.goto(f"{web_server.base_url}/t/{thread_id}").status == 404
     secret = share_secret(database_url, thread_id, "owner")
     response = page.goto(f"{web_server.base_url}/s/{secret}")
@@ -202,6 +203,9 @@ def test_share_link_opens_the_thread_and_revocation_gives_410(
     expect(page.locator("h1.title")).to_have_text("Only by link")
     expect(page.locator("#m-2")).to_contain_text("message 2")
     in_thread(_revoke(database_url, thread_id))
+    page.locator("a.pager.more").scroll_into_view_if_needed()
+    expect(page.locator("a.pager.failed")).to_contain_text("410")
+    assert page.locator(f"#m-{PAGE}").count() == 0
     gone = page.reload()
     assert gone is not None
     assert gone.status == 410

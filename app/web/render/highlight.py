@@ -9,7 +9,7 @@ from html import escape
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
+from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
@@ -34,6 +34,18 @@ def lexer_for(language: str) -> Lexer | None:
         return get_lexer_by_name(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return None
+
+
+def language_of_path(path: str) -> str:
+    """The lexer name for a file path's name (``src/app.py`` → ``python``), or ``""``."""
+    name = path.rsplit("/", 1)[-1][:200]
+    if "." not in name:
+        return ""
+    try:
+        lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return ""
+    return str(lexer.aliases[0]) if lexer.aliases else ""
 
 
 def code_block(code: str, language: str = "") -> str:

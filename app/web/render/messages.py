@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from app.web.render.highlight import language_of_path
 from app.web.render.markdown import markdown_html, plain_html
 from app.web.render.text import clean, human_size, preview, utf8_size
 from loomsync import jsontext
@@ -24,6 +25,11 @@ ROLES = frozenset({"user", "assistant", "tool", "system"})
 TEXT_CHARS, TEXT_LINES = 6_000, 120
 #: Preview limits of tool calls' arguments and tool output.
 BOX_CHARS, BOX_LINES = 3_000, 40
+#: A string argument of a tool call with a line break and at least this many characters is
+#: shown as a block of its own (a file's content, a patch, a script), highlighted as the file
+#: the call names (``file_path`` or ``path``), instead of as one escaped JSON string.
+BLOCK_ARGUMENT_CHARS = 20
+_PATH_ARGUMENTS = ("file_path", "path", "filename")
 #: What "show all" shows of one part at most (characters; no line limit): a browser lays out
 #: a 10 MB line for seconds, and nobody reads it there. Beyond it, the page links the raw
 #: message (``…/m/{seq}/raw``).
@@ -116,6 +122,42 @@ def _tool_output(content: str) -> tuple[str, str, str]:
     return content, "", ""
 
 
+def _call_box(label: str, arguments: Any, full: bool) -> Box:
+    """A tool call's box: its arguments as JSON, long multi-line strings as blocks of their own."""
+    if not isinstance(arguments, dict):
+        text = arguments if isinstance(arguments, str) else _as_text(arguments)
+        return _box("call", label, text, "json", full)
+    blocks = {
+        key: value
+        for key, value in arguments.items()
+        if isinstance(value, str) and len(value) >= BLOCK_ARGUMENT_CHARS and "\n" in value
+    }
+    if not blocks:
+        return _box("call", label, _as_text(arguments), "json", full)
+    path = next((arguments[k] for k in _PATH_ARGUMENTS if isinstance(arguments.get(k), str)), "")
+    language = language_of_path(path) if path else ""
+    rest = {key: value for key, value in arguments.items() if key not in blocks}
+    chars, lines = _limits(full, BOX_CHARS, BOX_LINES)
+    parts: list[str] = []
+    complete = True
+    if rest:
+        cut = preview(_as_text(rest), chars, lines)
+        parts.append(plain_html(cut.text, "json"))
+        complete = cut.complete
+    for key, value in blocks.items():
+        cut = preview(value, chars, lines)
+        parts.append(f'<p class="arg"><code>{escape(clean(key)[:200])}</code></p>')
+        parts.append(plain_html(cut.text, language))
+        complete = complete and cut.complete
+    return Box(
+        kind="call",
+        label=clean(label)[:200],
+        size=human_size(utf8_size(_as_text(arguments))),
+        html=Markup("".join(parts)),
+        complete=complete,
+    )
+
+
 def _calls(raw: Any, full: bool) -> list[Box]:
     if not isinstance(raw, list):
         return [] if raw is None else [_box("call", "tool_calls", _as_text(raw), "json", full)]
@@ -124,10 +166,8 @@ def _calls(raw: Any, full: bool) -> list[Box]:
         if not isinstance(call, dict):
             boxes.append(_box("call", "tool call", _as_text(call), "json", full))
             continue
-        name = call.get("tool_name")
-        arguments = call.get("arguments_json")
-        text = arguments if isinstance(arguments, str) else _as_text(arguments)
-        boxes.append(_box("call", _as_text(name) or "tool call", text, "json", full))
+        name = _as_text(call.get("tool_name")) or "tool call"
+        boxes.append(_call_box(name, call.get("arguments_json"), full))
     return boxes
 
 

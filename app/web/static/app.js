@@ -31,9 +31,18 @@
       if (earlier) window.scrollBy(0, document.documentElement.scrollHeight - before);
       watch();
     } catch (error) {
-      link.classList.remove("loading");
-      console.error(error);
+      failed(link, error);
     }
+  }
+
+  // A page that cannot load (the link was revoked, the session ended) says so on its link,
+  // which stays a plain link: following it shows the error page.
+  function failed(link, error) {
+    link.classList.remove("loading");
+    link.classList.add("failed");
+    observer.unobserve(link);
+    link.textContent = "Could not load (" + error.message.split(": ").pop() + "): open this link";
+    delete link.dataset.fragment;
   }
 
   const observer = new IntersectionObserver((entries) => {
@@ -69,8 +78,7 @@
       whole.querySelectorAll("details").forEach((d, i) => { d.open = opened[i] ?? true; });
       message.replaceWith(whole);
     } catch (error) {
-      link.classList.remove("loading");
-      console.error(error);
+      failed(link, error);
     }
   }
 
