@@ -59,7 +59,7 @@ DATABASE = "loomsync_bench_viewer"
 REAL = "T-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.json"  # the longest real thread: 699 messages
 LONG = 10_000
 RUNS, QUICK_RUNS = 20, 5
-BROWSER_RUNS, QUICK_BROWSER_RUNS = 8, 3
+BROWSER_RUNS, QUICK_BROWSER_RUNS = 15, 3
 FIRST_PAINT_MS = 300.0
 USER = "bench-viewer"
 
@@ -147,8 +147,8 @@ def _browser(base: str, measured: list[tuple[Measured, str]], runs: int) -> None
             executable_path=chromium_path(), headless=True, args=["--no-sandbox"]
         )
         try:
-            for m, thread_id in measured:
-                for run in range(runs + 1):
+            for run in range(runs + 1):  # interleaved: the machine's load hits all alike
+                for m, thread_id in measured:
                     context = browser.new_context()
                     page = context.new_page()
                     page.goto(f"{base}/t/{thread_id}")
@@ -156,7 +156,7 @@ def _browser(base: str, measured: list[tuple[Measured, str]], runs: int) -> None
                     page.goto(f"{base}/t/{thread_id}")
                     warm = page.evaluate(_PAINT)
                     context.close()
-                    if run:  # the first run warms the browser itself
+                    if run:  # the first round warms the browser itself
                         m.paint_ms.append(timing["paint"])
                         m.load_ms.append(timing["load"])
                         m.warm_paint_ms.append(warm["paint"])

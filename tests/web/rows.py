@@ -19,7 +19,8 @@ from app.web.session import COOKIE, secret_hash
 T = TypeVar("T")
 
 
-def _dsn(database_url: str) -> str:
+def asyncpg_dsn(database_url: str) -> str:
+    """The test database URL as asyncpg takes it."""
     return database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
@@ -28,7 +29,7 @@ async def insert_session(
 ) -> dict[str, str]:
     """A live web session for ``user``; returns the request headers that carry its cookie."""
     value = secrets.token_urlsafe(32)
-    connection = await asyncpg.connect(_dsn(database_url))
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         await connection.execute(
             "INSERT INTO web_sessions (id_hash, user_id, org_id, roles, csrf_token, expires_at)"
@@ -55,7 +56,7 @@ async def insert_share_link(
 ) -> str:
     """A share link of ``thread_id`` (``T-…``); returns its secret."""
     secret = secrets.token_urlsafe(32)
-    connection = await asyncpg.connect(_dsn(database_url))
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         await connection.execute(
             "INSERT INTO share_links (thread_id, id, secret_hash, created_by, expires_at,"

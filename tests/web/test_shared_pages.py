@@ -12,7 +12,7 @@ import httpx
 
 from app.web.reading import PAGE
 from tests.web.documents import conversation, document
-from tests.web.rows import _dsn, insert_share_link
+from tests.web.rows import asyncpg_dsn, insert_share_link
 
 
 async def _private_thread(client: httpx.AsyncClient, owner: dict[str, str], count: int) -> str:
@@ -23,7 +23,7 @@ async def _private_thread(client: httpx.AsyncClient, owner: dict[str, str], coun
 
 
 async def _use_count(database_url: str, thread_id: str) -> int:
-    connection = await asyncpg.connect(_dsn(database_url))
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         count: int = await connection.fetchval(
             "SELECT sum(use_count) FROM share_links WHERE thread_id = $1",

@@ -18,7 +18,7 @@ from app.web.reading import PAGE
 from tests.conftest import TokenFactory
 from tests.servers import Server
 from tests.web.documents import conversation, document, hostile_messages
-from tests.web.rows import _dsn, in_thread, share_secret
+from tests.web.rows import asyncpg_dsn, in_thread, share_secret
 
 TIMEOUT_MS = 20_000
 
@@ -129,6 +129,8 @@ def test_hostile_payloads_neither_run_nor_leave_their_box(
     expect(bidi.locator("span.ctl", has_text="U+202E").first).to_be_visible()
     nul = page.locator("article.msg", has_text="nul:").first
     expect(nul.locator("span.ctl", has_text="U+0000").first).to_be_visible()
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    _check_contained(page)
     assert problems == []
 
 
@@ -213,7 +215,7 @@ def test_share_link_opens_the_thread_and_revocation_gives_410(
 
 
 async def _revoke(database_url: str, thread_id: str) -> None:
-    connection = await asyncpg.connect(_dsn(database_url))
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
     try:
         await connection.execute(
             "UPDATE share_links SET revoked_at = now() WHERE thread_id = $1",
