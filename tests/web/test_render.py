@@ -10,7 +10,13 @@ import pytest
 
 from app.web.pages import STATIC
 from app.web.render.highlight import stylesheet
-from app.web.render.markdown import MAX_MARKDOWN_CHARS, markdown_html, sanitize
+from app.web.render.markdown import (
+    MAX_LINK_SCAN,
+    MAX_MARKDOWN_CHARS,
+    link_scan_cost,
+    markdown_html,
+    sanitize,
+)
 from app.web.render.messages import BOX_CHARS, TEXT_CHARS, message_view, readable_time
 from app.web.render.text import clean, human_size, preview
 from tests.web.documents import HOSTILE
@@ -192,3 +198,13 @@ def test_multi_line_arguments_are_blocks_highlighted_as_the_named_file() -> None
     box = message_view(0, {"role": "assistant", "tool_calls": [call]}).boxes[0]
     assert inert_problems(str(box.html)) == []
     assert "&lt;b&gt;k&lt;/b&gt;" in str(box.html)
+
+
+def test_a_flood_of_link_openers_is_shown_plain() -> None:
+    """markdown-it-py's link rule is quadratic in unclosed ``[``: such text skips Markdown."""
+    for flood in ("[" * 6_000, "![" * 3_000, "[a " * 2_000):
+        assert link_scan_cost(flood) > MAX_LINK_SCAN
+        assert markdown_html(flood).startswith('<pre class="code">')
+    ordinary = "See [the docs](https://example.com) and x[i] for i in [1, 2]. " * 80
+    assert link_scan_cost(ordinary) < MAX_LINK_SCAN // 100
+    assert "<a href" in markdown_html(ordinary)
