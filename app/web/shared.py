@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path, Request, Response
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import HTMLResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,7 +30,7 @@ from app.database import SessionDep
 from app.sharing.links import record_use, resolve
 from app.sharing.service import shared_json
 from app.web.reading import Loaded, read_shared
-from app.web.session import WebPrincipal
+from app.web.session import WebPrincipal, web_principal
 from app.web.viewer import (
     From,
     Loader,
@@ -117,7 +117,7 @@ async def get_shared_messages(
     return response
 
 
-@router.get("/s/{secret}/m/{seq}")
+@router.get("/s/{secret}/m/{seq}", dependencies=[Depends(web_principal)])  # the nav's session
 async def get_shared_message(
     request: Request, secret: Secret, seq: Seq, session: SessionDep
 ) -> HTMLResponse:
