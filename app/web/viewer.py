@@ -115,7 +115,10 @@ async def raw_message(load: Loader, seq: int) -> Response:
 def raw_headers(filename: str) -> dict[str, str]:
     """Headers of a raw download: shown inline as text, never run, never cached or referred."""
     return {
-        "Content-Security-Policy": "default-src 'none'; sandbox",
+        "Content-Security-Policy": (
+            "default-src 'none'; sandbox; frame-ancestors 'none'; base-uri 'none'; "
+            "form-action 'none'"
+        ),
         "X-Content-Type-Options": "nosniff",
         "Content-Disposition": f'inline; filename="{filename}"',
         "Cache-Control": "no-store",

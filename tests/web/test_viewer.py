@@ -233,7 +233,9 @@ async def test_raw_message_is_its_json_served_inert(
     assert raw.status_code == 200
     assert raw.headers["content-type"] == "application/json"
     assert raw.headers["x-content-type-options"] == "nosniff"
-    assert "sandbox" in raw.headers["content-security-policy"]
+    policy = raw.headers["content-security-policy"]
+    for directive in ("default-src 'none'", "sandbox", "frame-ancestors 'none'", "base-uri 'none'"):
+        assert directive in policy
     assert raw.json()["content"] == content
     assert '"extra": 1.50' in raw.text  # numbers as written (API.md section 2)
     assert (await client.get(f"/t/{thread_id}/m/1/raw")).status_code == 404

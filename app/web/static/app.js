@@ -25,10 +25,14 @@
     try {
       const content = await fragment(link.dataset.fragment);
       content.querySelectorAll(drop).forEach((node) => node.remove());
-      const before = document.documentElement.scrollHeight;
+      // Earlier messages go above the reader: keep the first message they were reading where
+      // it was (measured on the element, so the browser's own scroll anchoring, when it
+      // applies, is not counted twice).
       const earlier = link.classList.contains("earlier");
+      const mark = earlier ? link.nextElementSibling : null;
+      const top = mark ? mark.getBoundingClientRect().top : 0;
       link.replaceWith(content);
-      if (earlier) window.scrollBy(0, document.documentElement.scrollHeight - before);
+      if (mark) window.scrollBy(0, mark.getBoundingClientRect().top - top);
       watch();
     } catch (error) {
       failed(link, error);
