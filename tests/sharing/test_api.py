@@ -246,3 +246,36 @@ async def test_unknown_malformed_and_other_threads_link_ids_are_404(shared: Shar
     assert (
         await shared.client.get(f"/api/shared/{secret_of(elsewhere['url'])}")
     ).status_code == 200
+
+
+async def test_the_openapi_document_describes_the_share_link_routes(
+    client: httpx.AsyncClient,
+) -> None:
+    document = (await client.get("/openapi.json")).json()
+    paths = document["paths"]
+    links = paths["/api/threads/{thread_id}/share-links"]
+    create, listing = links["post"], links["get"]
+    assert create["requestBody"]["required"] is False
+    assert create["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ShareLinkRequest"
+    }
+    assert {"201", "401", "403", "404", "410", "422"} <= set(create["responses"])
+    created = create["responses"]["201"]["content"]["application/json"]["schema"]
+    assert created == {"$ref": "#/components/schemas/ShareLinkCreated"}
+    assert {"200", "401", "403", "404", "410"} <= set(listing["responses"])
+    revoke = paths["/api/threads/{thread_id}/share-links/{link_id}"]["delete"]
+    assert {"204", "401", "403", "404", "410"} <= set(revoke["responses"])
+    shared = paths["/api/shared/{secret}"]["get"]
+    assert {"200", "404", "410"} <= set(shared["responses"])
+    assert shared["responses"]["410"]["description"].startswith("The link was revoked")
+    [secret] = shared["parameters"]
+    assert secret["schema"]["pattern"] == "^[A-Za-z0-9_-]{43}$"
+    request = document["components"]["schemas"]["ShareLinkRequest"]
+    assert request["additionalProperties"] is False
+    assert request["properties"]["expires_in"]["anyOf"][0] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 315360000,
+    }
+    actions = document["components"]["schemas"]["AuditEvent"]["properties"]["action"]["enum"]
+    assert {"share_link.create", "share_link.revoke", "share_link.use"} <= set(actions)
