@@ -7,6 +7,7 @@ Isolation: each test makes its own users; the servers share the test database.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 
@@ -15,7 +16,7 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from tests.servers import Server, app_env, uvicorn_server
+from tests.servers import Server, app_env, poll, uvicorn_server
 from tests.sharing.conftest import secret_of
 
 
@@ -85,3 +86,34 @@ def test_the_public_url_setting_wins_over_any_host(
         url = made.json()["url"]
         assert url == f"https://loom.example.com/s/{secret_of(url)}"
         assert client.get(f"/api/shared/{secret_of(url)}").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def logging_server(database_url: str, settings: Settings) -> Iterator[Server]:
+    env = app_env(database_url, settings, LOOMSYNC_LOG_LEVEL="info", LOOMSYNC_LOG_FORMAT="json")
+    with uvicorn_server(env) as running:
+        yield running
+
+
+def test_the_access_log_never_holds_a_secret(logging_server: Server, settings: Settings) -> None:
+    owner = _owner(settings)
+    with httpx.Client(base_url=logging_server.base_url, timeout=30) as client:
+        thread_id = _thread(client, owner)
+        made = client.post(f"/api/threads/{thread_id}/share-links", headers=owner)
+        secret = secret_of(made.json()["url"])
+        marker = f"log-{uuid.uuid4().hex}"
+        for path in (f"/api/shared/{secret}", f"/s/{secret}", f"/s/{secret}/messages"):
+            client.get(path, headers={"X-Request-ID": marker})
+
+    def logged() -> list[dict[str, object]] | None:
+        lines = [json.loads(x) for x in logging_server.output().splitlines() if marker in x]
+        return lines if len(lines) == 3 else None
+
+    records = poll(logging_server.process, logged, 10)
+    assert records is not None, logging_server.output()[-3000:]
+    assert secret not in logging_server.output()
+    assert sorted(str(r.get("path")) for r in records) == [  # written as each one finished
+        "/api/shared/{secret}",
+        "/s/{secret}",
+        "/s/{secret}/messages",
+    ]
