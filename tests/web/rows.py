@@ -1,22 +1,17 @@
 """Rows the viewer tests need that other work creates through its own routes: a web session
-(the sign-in pages make these) and a share link (the share-link API makes these). Written
-straight into the test database with asyncpg, holding only hashes as the real code does."""
+(the sign-in pages make these) and a share link (also already expired or revoked, which the
+API cannot make). Written straight into the test database with asyncpg, holding only hashes
+as the real code does."""
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import uuid
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
 
 import asyncpg
 
 from app.web.session import COOKIE, secret_hash
-
-T = TypeVar("T")
 
 
 def asyncpg_dsn(database_url: str) -> str:
@@ -71,26 +66,3 @@ async def insert_share_link(
     finally:
         await connection.close()
     return secret
-
-
-def in_thread(work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` to its end on a loop of its own in another thread: a synchronous browser
-    test runs inside playwright's event loop, where ``asyncio.run`` is refused."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
-
-
-def share_secret(
-    database_url: str,
-    thread_id: str,
-    created_by: str,
-    *,
-    expires_at: datetime | None = None,
-    revoked: bool = False,
-) -> str:
-    """:func:`insert_share_link` for synchronous (browser) tests."""
-    return in_thread(
-        insert_share_link(
-            database_url, thread_id, created_by, expires_at=expires_at, revoked=revoked
-        )
-    )

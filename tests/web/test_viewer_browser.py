@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 from playwright.sync_api import ConsoleMessage, Dialog, Page, expect
@@ -18,7 +17,6 @@ from app.web.reading import PAGE
 from tests.conftest import TokenFactory
 from tests.servers import Server
 from tests.web.documents import conversation, document, hostile_messages
-from tests.web.rows import asyncpg_dsn, in_thread, share_secret
 
 TIMEOUT_MS = 20_000
 
@@ -189,22 +187,25 @@ def test_show_all_replaces_the_preview_with_the_whole_message(
 
 
 def test_share_link_opens_the_thread_and_revocation_gives_410(
-    database_url: str,
-    web_server: Server,
-    headers: dict[str, str],
-    watched: tuple[Page, list[str]],
+    web_server: Server, headers: dict[str, str], watched: tuple[Page, list[str]]
 ) -> None:
+    """The whole flow through the real API: make a link, open its URL, revoke it."""
     page, problems = watched
     doc = document(conversation(PAGE + 10), title="Only by link")
     thread_id = _store(web_server, headers, doc)
     assert page.goto(f"{web_server.base_url}/t/{thread_id}").status == 404
-    secret = share_secret(database_url, thread_id, "owner")
-    response = page.goto(f"{web_server.base_url}/s/{secret}")
+    links = f"{web_server.base_url}/api/threads/{thread_id}/share-links"
+    made = httpx.post(links, json={}, headers=headers, timeout=30)
+    assert made.status_code == 201, made.text
+    url = made.json()["url"]
+    assert url.startswith(f"{web_server.base_url}/s/")
+    response = page.goto(url)
     assert response is not None
     assert response.status == 200
     expect(page.locator("h1.title")).to_have_text("Only by link")
     expect(page.locator("#m-2")).to_contain_text("message 2")
-    in_thread(_revoke(database_url, thread_id))
+    revoked = httpx.delete(f"{links}/{made.json()['id']}", headers=headers, timeout=30)
+    assert revoked.status_code == 204
     page.locator("a.pager.more").scroll_into_view_if_needed()
     expect(page.locator("a.pager.failed")).to_contain_text("410")
     assert page.locator(f"#m-{PAGE}").count() == 0
@@ -212,14 +213,3 @@ def test_share_link_opens_the_thread_and_revocation_gives_410(
     assert gone is not None
     assert gone.status == 410
     assert [p for p in problems if "410" not in p] == []
-
-
-async def _revoke(database_url: str, thread_id: str) -> None:
-    connection = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
-        await connection.execute(
-            "UPDATE share_links SET revoked_at = now() WHERE thread_id = $1",
-            uuid.UUID(thread_id[2:]),
-        )
-    finally:
-        await connection.close()
