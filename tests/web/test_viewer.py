@@ -239,3 +239,28 @@ async def test_raw_message_is_its_json_served_inert(
     assert raw.json()["content"] == content
     assert '"extra": 1.50' in raw.text  # numbers as written (API.md section 2)
     assert (await client.get(f"/t/{thread_id}/m/1/raw")).status_code == 404
+
+
+async def test_nul_and_lone_surrogates_render_and_download(
+    client: httpx.AsyncClient, owner: dict[str, str]
+) -> None:
+    """API.md section 2 keeps NUL and lone surrogate escapes; the page shows markers and
+    U+FFFD, the raw JSON keeps them as escapes."""
+    doc = document([{"role": "user", "content": "PLACEHOLDER"}], visibility="public")
+    text = json.dumps(doc).replace("PLACEHOLDER", "a\\u0000b\\ud800c \\u202e")
+    stored = await client.put(
+        f"/api/threads/{doc['id']}",
+        content=text,
+        headers={**owner, "Content-Type": "application/json"},
+    )
+    assert stored.status_code == 201, stored.text
+    page = await client.get(f"/t/{doc['id']}")
+    assert page.status_code == 200
+    assert 'title="U+0000"' in page.text
+    assert "b\ufffdc" in page.text
+    assert 'title="U+202E"' in page.text
+    assert "\u202e" not in page.text
+    raw = await client.get(f"/t/{doc['id']}/m/0/raw")
+    assert raw.status_code == 200
+    assert "\\u0000" in raw.text
+    assert "\\ud800" in raw.text
