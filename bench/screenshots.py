@@ -44,7 +44,7 @@ def take(thread: Path) -> list[Path]:
     dsn = fresh_database(server_dsn(), DATABASE)
     written = []
     with uvicorn_process(dsn) as (base, secret, _):
-        settings = Settings(jwt_secret=secret, _env_file=None)  # type: ignore[call-arg]
+        settings = Settings(jwt_secret=secret, _env_file=None)
         headers = {"Authorization": f"Bearer {create_token(settings, 'screenshots')}"}
         httpx.put(
             f"{base}/api/threads/{doc['id']}", json=doc, headers=headers, timeout=120

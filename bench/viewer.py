@@ -179,7 +179,7 @@ def run(dsn_of_server: str, *, quick: bool = False) -> Section:
     dsn = fresh_database(dsn_of_server, DATABASE)
     results: list[tuple[Measured, str]] = []
     with uvicorn_process(dsn) as (base, secret, _):
-        settings = Settings(jwt_secret=secret, _env_file=None)  # type: ignore[call-arg]
+        settings = Settings(jwt_secret=secret, _env_file=None)
         headers = {"Authorization": f"Bearer {create_token(settings, USER)}"}
         for doc in _threads():
             stored = httpx.put(
