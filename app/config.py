@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 from limits import parse as parse_rate_limit
@@ -16,6 +17,8 @@ RATE_LIMIT_OFF = frozenset({"", "off", "none", "0"})
 #: ``LOOMSYNC_SECRET_SCAN``: what the server does with credentials a write brings (issue 12
 #: item 4, app/threads/scanning.py).
 SecretScanMode = Literal["redact", "reject", "off"]
+#: The longest life a share link can be given, in seconds (10 years, as a token's at most).
+MAX_SHARE_LINK_SECONDS = 3650 * 86400
 SUPPORTED_ALGORITHMS = frozenset(
     {"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"}
 )
@@ -33,6 +36,25 @@ def normalize_database_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url[len(prefix) :]
     raise ValueError("LOOMSYNC_DATABASE_URL must start with postgresql://")
+
+
+def normalize_public_url(url: str) -> str:
+    """``LOOMSYNC_PUBLIC_URL`` without its trailing ``/``: the absolute ``http(s)://host[:port]
+    [/path]`` under which browsers reach this server (share links are built on it).
+
+    Raises:
+        ValueError: not an absolute http(s) URL, or one with a query, fragment or user info.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("LOOMSYNC_PUBLIC_URL must be an absolute http:// or https:// URL")
+    if parts.query or parts.fragment or "@" in parts.netloc:
+        raise ValueError("LOOMSYNC_PUBLIC_URL takes no query, fragment or user:password@")
+    try:
+        parts.port  # noqa: B018  (raises on a port that is not a number 0-65535)
+    except ValueError:
+        raise ValueError("LOOMSYNC_PUBLIC_URL has a bad port") from None
+    return parts.geturl().rstrip("/")
 
 
 class Settings(BaseSettings):
@@ -70,6 +92,8 @@ class Settings(BaseSettings):
     rate_limit: str = "1200/minute"
     secret_scan: SecretScanMode = "redact"
     metrics: bool = True
+    public_url: str | None = None
+    share_link_max_age: int | None = Field(default=None, ge=1, le=MAX_SHARE_LINK_SECONDS)
     log_level: str = "info"
     log_format: Literal["console", "json"] = "console"
     data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))
@@ -113,6 +137,8 @@ class Settings(BaseSettings):
                 )
         if self.database_url:
             normalize_database_url(self.database_url)
+        if self.public_url is not None:
+            self.public_url = normalize_public_url(self.public_url) if self.public_url else None
         if self.rate_limit_enabled:
             try:
                 parse_rate_limit(self.rate_limit)

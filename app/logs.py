@@ -70,16 +70,25 @@ def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
 _TARGET_SAFE = bytes(c for c in range(0x21, 0x7F) if c not in b'"\\').decode()
 
 
+#: Paths whose next segment is a share link's secret (app/sharing: the JSON route and the
+#: viewer's page and fragments): the secret opens a thread, so it is never logged.
+_SECRET_SEGMENT = re.compile(rb"^(/s/|/api/shared/)[^/]*")
+
+
 def logged_target(scope: Scope) -> str:
     """The path of an ASGI HTTP ``scope`` as logged: the raw path the client sent
     (``scope["raw_path"]``, still percent-encoded; the decoded ``path`` UTF-8 encoded when a
     server gives no raw path), with every byte outside printable ASCII, and space, ``"`` and
     ``\\``, percent-encoded (``%0A``, ``%20``, ``%22``). The result never holds a space, a quote
     or a control character, so it cannot pass for the fields logged after it.
+
+    A share link's secret is written ``{secret}`` (``/s/{secret}``, ``/api/shared/{secret}``):
+    only its hash is kept anywhere (issue 13), logs included.
     """
     raw = scope.get("raw_path")
     if not isinstance(raw, bytes) or not raw:
         raw = str(scope.get("path", "")).encode("utf-8", "surrogateescape")
+    raw = _SECRET_SEGMENT.sub(rb"\1{secret}", raw, count=1)
     return quote(raw, safe=_TARGET_SAFE)
 
 

@@ -25,6 +25,7 @@ from app.middleware import (
 from app.openapi import build_openapi
 from app.ratelimit import RateLimiter, enforce_rate_limit
 from app.routes import redirect_slashes_relatively
+from app.sharing.router import router as sharing_router
 from app.threads.collection import router as collection_router
 from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
@@ -81,6 +82,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.include_router(collection_router, dependencies=limited)
     app.include_router(threads_router, dependencies=limited)
     app.include_router(audit_router, dependencies=limited)
+    app.include_router(sharing_router, dependencies=limited)
     if settings.metrics:
         app.include_router(metrics_router)
     include_web(app)

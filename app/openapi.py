@@ -25,6 +25,7 @@ from pydantic import TypeAdapter
 
 from app.config import Settings
 from app.problems import problem_response
+from app.sharing.schemas import ShareLinkRequest
 from app.threads.schemas import AppendRequest, ConflictProblem, ForkRequest, Problem, ThreadPatch
 from loomsync.model import Thread
 
@@ -35,6 +36,7 @@ _EXTRA_MODELS: tuple[type[Any], ...] = (
     ForkRequest,
     Problem,
     ConflictProblem,
+    ShareLinkRequest,
 )
 
 #: What Python's ``str.strip()`` removes: a "blank" string holds only these.

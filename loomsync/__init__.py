@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from loomsync.model import AgentState, Conversation, Message, Metadata, Thread, ToolCall
     from loomsync.remote import RemoteThreadStore
     from loomsync.resume import ResumeChanges, Resumed, resume
+    from loomsync.sharelinks import ShareLink
     from loomsync.store import LocalThreadStore, ThreadStore, atomic_write, read_thread_file
     from loomsync.summary import SearchHit, SearchResults, SyncOutcome, ThreadSummary
     from loomsync.syncing import SyncingThreadStore
@@ -100,6 +101,7 @@ _EXPORTS = {
     "ResumeChanges": "loomsync.resume",
     "Resumed": "loomsync.resume",
     "resume": "loomsync.resume",
+    "ShareLink": "loomsync.sharelinks",
     "LocalThreadStore": "loomsync.store",
     "ThreadStore": "loomsync.store",
     "atomic_write": "loomsync.store",
@@ -144,6 +146,7 @@ __all__ = [
     "SearchHit",
     "SearchResults",
     "ServerError",
+    "ShareLink",
     "StoreLockedError",
     "SyncError",
     "SyncOutcome",

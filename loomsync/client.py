@@ -41,6 +41,7 @@ from loomsync.model import Message, Thread
 from loomsync.problems import error_for
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.responses import SkippedEntry
+from loomsync.sharelinks import ShareLinkCalls
 from loomsync.summary import ArchivedFilter, SearchHit, SearchResults, ThreadSummary
 
 Scope = Literal["mine", "visible"]
@@ -93,8 +94,11 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, SyncError) and error.retryable
 
 
-class ThreadSyncClient:
+class ThreadSyncClient(ShareLinkCalls):
     """A synchronous client of one loomsync server (httpx), safe to share between threads.
+
+    Share links (make, list, revoke, read through one) are its methods too
+    (:class:`loomsync.sharelinks.ShareLinkCalls`).
 
     Args:
         server_url: e.g. ``http://127.0.0.1:8080``.
@@ -220,11 +224,13 @@ class ThreadSyncClient:
         if_match: int | None = None,
         thread_id: str | None = None,
         idempotency_key: str | None = None,
+        retries: int | None = None,
     ) -> httpx.Response:
         """Send one request (retrying as described above); the 2xx response.
 
         A POST carries ``Idempotency-Key``: ``idempotency_key``, or a fresh random one.
-        ``body`` may be ready JSON bytes.
+        ``body`` may be ready JSON bytes. ``retries``: extra attempts for this request (default:
+        the client's; 0 for a write the server cannot replay, such as a share link's create).
 
         Raises:
             SyncError: the matching subclass for the failure.
@@ -241,7 +247,7 @@ class ThreadSyncClient:
             headers[idempotency.HEADER] = idempotency.header_value(key)
         query = {k: v for k, v in (params or {}).items() if v is not None}
         retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self.retries + 1),
+            stop=tenacity.stop_after_attempt((self.retries if retries is None else retries) + 1),
             wait=self._wait,
             retry=tenacity.retry_if_exception(_is_retryable),
             reraise=True,

@@ -1,4 +1,5 @@
-"""``loomsync scan``, ``loomsync redact`` and ``loomsync share`` (issue 12, items 3 and 5).
+"""``loomsync scan``, ``loomsync redact`` and ``loomsync share`` (issue 12, items 3 and 5;
+share links, issue 13 item 1: loomsync/linkscli.py).
 
 Registered on the one typer app of :mod:`loomsync.cli` (imported at its end). What they print
 goes through the CLI's :class:`~loomsync.terminal.TerminalConsole` and
@@ -15,8 +16,17 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from loomsync import render
-from loomsync.cli import JsonOption, ThreadArg, _store, _sync_now, app, console, errors
+from loomsync import linkscli, render
+from loomsync.cli import (
+    JsonOption,
+    ThreadArg,
+    _require_login,
+    _store,
+    _sync_now,
+    app,
+    console,
+    errors,
+)
 from loomsync.errors import ThreadNotFoundError
 from loomsync.model import Thread, Visibility
 from loomsync.secrets import Located
@@ -148,6 +158,58 @@ def _upload_before_sharing(store: SyncingThreadStore, thread_id: str) -> str | N
     return f"its redacted copy is not on the server yet: {why}{detail}; {retry}"
 
 
+def _refuse_widening(store: SyncingThreadStore, thread: str) -> None:
+    """Stop (exit code 1) before anyone more may read ``thread``: while a credential remains in
+    it, or while its pending upload (the redacted copy) cannot reach the server now."""
+    found = _scan_before_sharing(store, thread)
+    if found:
+        for item in found:
+            errors.print(finding_line(thread, item))
+        message = (
+            f"{thread} still holds {len(found)} credential(s) ({_counts(found)}); "
+            f"not shared. Run `loomsync redact {thread}` first."
+        )
+        errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
+        raise typer.Exit(1)
+    refusal = _upload_before_sharing(store, thread)
+    if refusal:
+        message = f"{thread}: {refusal}; not shared."
+        errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
+        raise typer.Exit(1)
+
+
+def _share_links(
+    thread: str,
+    *,
+    link: bool,
+    expires: str | None,
+    revoke: str | None,
+    links: bool,
+    as_json: bool,
+) -> None:
+    """``share --link / --links / --revoke``: the thread's share links (loomsync/linkscli.py)."""
+    if link + links + (revoke is not None) > 1:
+        raise typer.BadParameter("give one of --link, --links, --revoke LINK_ID")
+    if expires is not None and not link:
+        raise typer.BadParameter("--expires goes with --link")
+    if as_json and revoke is not None:
+        raise typer.BadParameter("--json goes with --link or --links")
+    lifetime = None if expires is None else linkscli.parse_expires(expires)
+    with _store() as store:
+        linkscli.refuse_private(store, thread)
+        client = _require_login(store)
+        if link:  # anyone holding the link reads the thread: the widening rules apply
+            _refuse_widening(store, thread)
+            linkscli.create(
+                client, thread, lifetime, as_json=as_json, console=console, errors=errors
+            )
+        elif links:
+            linkscli.show(client, thread, as_json=as_json, console=console)
+        else:
+            assert revoke is not None
+            linkscli.revoke(client, thread, revoke, console=console)
+
+
 @app.command()
 def share(
     thread: ThreadArg,
@@ -157,33 +219,46 @@ def share(
     support: Annotated[
         bool | None, typer.Option("--support/--no-support", help="Let the support role read it.")
     ] = None,
+    link: Annotated[bool, typer.Option("--link", help="Make a share link; print its URL.")] = False,
+    expires: Annotated[
+        str | None,
+        typer.Option(help="With --link: its lifetime (7d, 12h, 90m, 2w); default: until revoked."),
+    ] = None,
+    revoke: Annotated[
+        str | None, typer.Option(help="Revoke the share link with this id.", metavar="LINK_ID")
+    ] = None,
+    links: Annotated[bool, typer.Option("--links", help="List the thread's share links.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
-    """Change who may read a thread on the server.
+    """Change who may read a thread on the server, or manage its share links.
 
     Widening (organization, public, --support) first scans the thread and refuses, exit code 1,
     if a credential remains (run `loomsync redact ID` first), or if its pending upload (the
     redacted copy) cannot reach the server now (run `loomsync sync`, then share again).
+    --link makes a URL that lets anyone holding it read the thread, whatever its visibility,
+    until it expires or is revoked (--revoke LINK_ID; --links lists them): the same checks run
+    first.
     """
+    managing_links = link or links or revoke is not None or expires is not None
+    if managing_links:
+        if visibility is not None or support is not None:
+            raise typer.BadParameter(
+                "--visibility/--support and --link/--links/--revoke are separate commands"
+            )
+        _share_links(
+            thread, link=link, expires=expires, revoke=revoke, links=links, as_json=as_json
+        )
+        return
+    if as_json:
+        raise typer.BadParameter("--json goes with --link or --links")
     if visibility is None and support is None:
-        raise typer.BadParameter("give --visibility and/or --support/--no-support")
+        raise typer.BadParameter(
+            "give --visibility and/or --support/--no-support, or --link, --links, --revoke"
+        )
     widening = visibility in ("organization", "public") or support is True
     with _store() as store:
         if widening:
-            found = _scan_before_sharing(store, thread)
-            if found:
-                for item in found:
-                    errors.print(finding_line(thread, item))
-                message = (
-                    f"{thread} still holds {len(found)} credential(s) ({_counts(found)}); "
-                    f"not shared. Run `loomsync redact {thread}` first."
-                )
-                errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
-                raise typer.Exit(1)
-            refusal = _upload_before_sharing(store, thread)
-            if refusal:
-                message = f"{thread}: {refusal}; not shared."
-                errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
-                raise typer.Exit(1)
+            _refuse_widening(store, thread)
         shared = store.share(thread, visibility=visibility, shared_with_support=support)
         note = _sync_now(store, thread)
     support_note = (

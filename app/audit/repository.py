@@ -22,10 +22,36 @@ async def record(
     **details: Any,
 ) -> None:
     """Insert one event into the caller's open transaction; it commits (or rolls back) with the
-    write it describes. ``details`` must be JSON-able."""
-    principal = context.principal
-    if principal.user_id is None:
+    write it describes. ``details`` must be JSON-able.
+
+    Raises:
+        AssertionError: the principal is anonymous (a bug: writes need a token first).
+    """
+    if context.principal.user_id is None:
         raise AssertionError("audited writes need an authenticated principal")
+    await _insert(session, context, action, thread_id, details)
+
+
+async def record_by_anyone(
+    session: AsyncSession,
+    context: AuditContext,
+    action: str,
+    thread_id: uuid.UUID,
+    **details: Any,
+) -> None:
+    """:func:`record` for an action anyone may take, signed in or not (a share link's use,
+    issue 13): an anonymous principal is recorded with ``actor_id`` NULL."""
+    await _insert(session, context, action, thread_id, details)
+
+
+async def _insert(
+    session: AsyncSession,
+    context: AuditContext,
+    action: str,
+    thread_id: uuid.UUID,
+    details: dict[str, Any],
+) -> None:
+    principal = context.principal
     await session.execute(
         insert(audit_events).values(
             id=uuid.UUID(str(uuid_utils.uuid7())),

@@ -47,7 +47,7 @@ _KEY_FILE = "cursor_secret"
 
 Slot = float | datetime | uuid.UUID
 #: The listings that issue cursors; a cursor is accepted only by the listing that issued it.
-Purpose = Literal["threads", "search", "audit"]
+Purpose = Literal["threads", "search", "audit", "share_links"]
 R = TypeVar("R")
 
 

@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.context import AuditContext
 from app.auth import Principal
 from app.errors import PayloadTooLarge
+from app.sharing import repository as share_links
 from app.threads import auditing
 from app.threads import messages as rows
 from app.threads.access import writable
@@ -335,9 +336,11 @@ async def soft_delete(
     thread_id: uuid.UUID,
     precondition: Precondition | None,
 ) -> None:
-    """Mark a thread deleted (owner or admin), audited. Raises as :func:`claim` does."""
+    """Mark a thread deleted (owner or admin), audited, and revoke its share links (each
+    audited). Raises as :func:`claim` does."""
     await claim(session, audit.principal, thread_id, precondition, deleted_at=func.now())
     await auditing.deleted(session, audit, thread_id)
+    await share_links.revoke_all(session, audit, thread_id)
     await session.commit()
 
 

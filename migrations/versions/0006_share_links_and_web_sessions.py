@@ -7,6 +7,11 @@ Create Date: 2026-12-01
 Hand-written (app/sharing/tables.py and app/web/tables.py mirror it; tests/test_migrations.py
 compares them). Only hashes of secrets are stored: a share link's secret, a login code and a
 session cookie are each 256 random bits, so SHA-256 of them is enough (no slow hash needed).
+
+``audit_events.actor_id`` becomes nullable: every use of a share link is an audit event, and a
+link is opened by anyone holding it, signed in or not (NULL: an anonymous actor). The downgrade
+writes those as ``''``, a user id no token can carry (API.md section 3: an empty ``sub`` is
+refused), so the trail keeps them.
 """
 
 from collections.abc import Sequence
@@ -68,9 +73,12 @@ def upgrade() -> None:
         """
     )
     op.execute("CREATE INDEX web_sessions_expiry ON web_sessions (expires_at)")
+    op.execute("ALTER TABLE audit_events ALTER COLUMN actor_id DROP NOT NULL")
 
 
 def downgrade() -> None:
+    op.execute("UPDATE audit_events SET actor_id = '' WHERE actor_id IS NULL")
+    op.execute("ALTER TABLE audit_events ALTER COLUMN actor_id SET NOT NULL")
     op.execute("DROP TABLE web_sessions")
     op.execute("DROP TABLE login_codes")
     op.execute("DROP TABLE share_links")
