@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     rate_limit: str = "1200/minute"
     secret_scan: SecretScanMode = "redact"
     metrics: bool = True
+    public_url: str | None = None
+    login_code_ttl: float = Field(default=120.0, gt=0, le=3600)
     log_level: str = "info"
     log_format: Literal["console", "json"] = "console"
     data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))
