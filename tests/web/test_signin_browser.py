@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -18,10 +19,10 @@ from playwright.sync_api import BrowserContext, Page
 from app.auth import create_token
 from app.config import Settings
 from app.web.session import COOKIE
-from tests.servers import MAIN, Server
+from tests.servers import Server
 
 Names = Callable[[str], str]
-LOOMSYNC = MAIN / ".venv" / "bin" / "loomsync"
+LOOMSYNC = Path(sys.executable).parent / "loomsync"  # the console script beside this Python
 ATTACKER = "http://attacker.example"
 
 
