@@ -285,3 +285,33 @@ async def test_signing_in_again_ends_the_previous_session(
     assert bob in (await client.get("/")).text
     client.cookies.set(COOKIE, first)
     assert "Not signed in" in (await client.get("/")).text
+
+
+@pytest.mark.parametrize("path", ["/login", "/logout"])
+async def test_hostile_form_bodies_get_4xx(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Names, path: str
+) -> None:
+    user = new_user("alice")
+    await sign_in(client, auth(user))
+    same = page_origin(client)
+    attempts = [
+        {"files": {"code": ("c.txt", b"x" * 1000)}},
+        {"json": {"code": "x"}},
+        {
+            "content": "&".join(f"f{i}=v" for i in range(1000)).encode(),
+            "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+        },
+        {
+            "content": b"\xff\xfe\x00=\x00",
+            "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+        },
+        {
+            "content": b"--b\r\nbroken",
+            "headers": {"Content-Type": "multipart/form-data; boundary=b"},
+        },
+    ]
+    for attempt in attempts:
+        headers = {**same, **attempt.pop("headers", {})}  # type: ignore[dict-item]
+        response = await client.post(path, headers=headers, **attempt)  # type: ignore[arg-type]
+        assert 400 <= response.status_code < 500, (attempt, response.status_code)
+    assert user in (await client.get("/")).text  # still signed in
