@@ -6,8 +6,8 @@
   see named (login CSRF). It sets the double-submit cookie the form repeats (app/web/csrf.py).
 - ``POST /login`` (the form) checks origin and token, spends the code, and answers 303 to
   ``next`` with the session cookie: HttpOnly, SameSite=Strict, ``Secure`` when served over
-  HTTPS, ``Path=/``, expiring with the token the code was minted from. A session the browser
-  already had is ended first.
+  HTTPS, ``Path=/``, expiring with the token the code was minted from (and the secret-less
+  Lax hint of app/web/bounce.py). A session the browser already had is ended first.
 - ``POST /logout`` (the form in ``_nav.html``) checks origin and the session's synchronizer
   token, ends the session in the database (the cookie stops working even if a copy of it was
   kept) and clears the cookie.
@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from app.database import SessionDep
 from app.routes import ApiRouter
 from app.web import logins
+from app.web.bounce import HINT_COOKIE
 from app.web.csrf import is_https, origin_problem, token_matches
 from app.web.pages import render
 from app.web.redirects import safe_next
@@ -122,6 +123,16 @@ async def login_submit(request: Request, session: SessionDep, web: WebSessionDep
         httponly=True,
         samesite="strict",
     )
+    response.set_cookie(  # no secret: lets a link from another site arrive signed in
+        HINT_COOKIE,
+        "1",
+        max_age=max(1, seconds),
+        expires=opened.expires_at,
+        path="/",
+        secure=is_https(request),
+        httponly=True,
+        samesite="lax",
+    )
     response.delete_cookie(
         LOGIN_COOKIE, path="/login", secure=is_https(request), httponly=True, samesite="strict"
     )
@@ -151,6 +162,9 @@ async def logout(request: Request, session: SessionDep, web: WebSessionDep) -> R
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(
         COOKIE, path="/", secure=is_https(request), httponly=True, samesite="strict"
+    )
+    response.delete_cookie(
+        HINT_COOKIE, path="/", secure=is_https(request), httponly=True, samesite="lax"
     )
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -315,3 +315,32 @@ async def test_hostile_form_bodies_get_4xx(
         response = await client.post(path, headers=headers, **attempt)  # type: ignore[arg-type]
         assert 400 <= response.status_code < 500, (attempt, response.status_code)
     assert user in (await client.get("/")).text  # still signed in
+
+
+async def test_a_cross_site_navigation_with_the_hint_is_reloaded_from_this_site(
+    client: httpx.AsyncClient,
+) -> None:
+    navigate = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Site": "cross-site"}
+    client.cookies.set("loomsync_signed_in", "1")
+    bounced = await client.get("/t/T-019b7f94-51b4-7593-922e-ba12b5b73b52", headers=navigate)
+    assert bounced.status_code == 200
+    assert '<meta http-equiv="refresh" content="0">' in bounced.text
+    assert bounced.headers["cache-control"] == "no-store"
+    same = {**navigate, "Sec-Fetch-Site": "same-origin"}
+    for path, headers in (("/", same), ("/api/threads", navigate), ("/static/app.css", navigate)):
+        response = await client.get(path, headers=headers)
+        assert 'http-equiv="refresh"' not in response.text, path
+    client.cookies.delete("loomsync_signed_in")
+    assert 'http-equiv="refresh"' not in (await client.get("/", headers=navigate)).text
+
+
+async def test_sign_in_sets_the_lax_hint_and_logout_clears_it(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Names
+) -> None:
+    await sign_in(client, auth(new_user("alice")))
+    assert client.cookies.get("loomsync_signed_in") == "1"
+    home = await client.get("/")
+    await client.post(
+        "/logout", data={"csrf_token": csrf_of(home.text)}, headers=page_origin(client)
+    )
+    assert not client.cookies.get("loomsync_signed_in")

@@ -208,3 +208,27 @@ def test_search_jumps_to_the_message(
     assert viewport is not None
     assert box["y"] < viewport["height"]
     assert box["y"] + box["height"] > 0
+
+
+def test_a_link_from_another_site_arrives_signed_in(
+    web_server: Server,
+    settings: Settings,
+    context: BrowserContext,
+    page: Page,
+    tmp_path: Path,
+    new_user: Names,
+) -> None:
+    """SameSite=Strict leaves the session cookie out of a navigation another site started;
+    the Lax hint makes the server reload the page from its own origin (app/web/bounce.py)."""
+    user = new_user("alice")
+    token = create_token(settings, user)
+    put_thread(web_server, token, "linked from chat", ["hello"])
+    continue_sign_in(page, open_link(tmp_path, web_server, token), user)
+    attacker_page(context, f'<a id="go" href="{web_server.base_url}/">my threads</a>')
+    chat = context.new_page()
+    chat.goto(f"{ATTACKER}/chat")
+    with chat.expect_navigation(url=f"{web_server.base_url}/"):
+        chat.click("#go")
+    chat.locator(".site-nav .who strong").wait_for()
+    assert chat.locator(".site-nav .who strong").inner_text() == user
+    assert chat.get_by_role("link", name="linked from chat").is_visible()
