@@ -61,7 +61,7 @@ def login_url(base: str, code: str, next_path: str | None) -> str:
     "/login-codes",
     status_code=201,
     response_model=LoginCode,
-    responses=problem_responses(401, 422, 429, 503),
+    responses=problem_responses(400, 401, 422, 429, 503),
     openapi_extra={"security": [{"bearer": []}]},
 )
 async def create_login_code(

@@ -344,3 +344,17 @@ async def test_sign_in_sets_the_lax_hint_and_logout_clears_it(
         "/logout", data={"csrf_token": csrf_of(home.text)}, headers=page_origin(client)
     )
     assert not client.cookies.get("loomsync_signed_in")
+
+
+async def test_login_code_body_is_checked(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Names
+) -> None:
+    headers = {**auth(new_user("alice")), "Content-Type": "application/json"}
+    bad_json = await client.post("/api/login-codes", headers=headers, content=b"{nope")
+    assert bad_json.status_code == 400
+    extra = await client.post("/api/login-codes", headers=headers, json={"then": "/"})
+    assert extra.status_code == 422
+    assert (
+        await client.post("/api/login-codes", headers=headers, json={"next": None})
+    ).status_code == 201
+    assert (await client.post("/api/login-codes", headers=headers)).status_code == 201
