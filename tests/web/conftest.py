@@ -33,9 +33,14 @@ def web_server(database_url: str, settings: Settings) -> Iterator[Server]:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """A headless Chromium for the run."""
+    """A headless Chromium for one test module.
+
+    Not for the whole run: while sync playwright runs, its event loop counts as running in the
+    main thread, so every async test after the first browser module failed with "Runner.run()
+    cannot be called from a running event loop" (tests/web/test_viewer.py after
+    test_signin_browser.py)."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True, args=["--no-sandbox"]
