@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
+from app.headers import path_kind
+from app.routes import flat_routes
 from app.web import docs
 from app.web.pages import STATIC
 
@@ -14,3 +19,26 @@ def include_web(app: FastAPI) -> None:
     routers."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(docs.router)
+
+
+class PageRoute(NamedTuple):
+    """A page's path template (``/t/{thread_id}``, any router prefix included) and its route."""
+
+    path: str
+    route: APIRoute
+
+
+def page_routes(app: FastAPI) -> list[PageRoute]:
+    """Every route that answers a browser's ``GET`` with a page: the app's GET routes outside
+    the API, the probes and the assets (:func:`app.headers.path_kind` ``"other"``), ``/docs``
+    included, in the order they were added. The crawler test (tests/web/test_crawl.py) visits
+    each of them."""
+    found: list[PageRoute] = []
+    for entry in flat_routes(app.router.routes):
+        route = getattr(entry, "route", entry)  # FastAPI's RouteContext, or the route itself
+        path = getattr(entry, "path", None)
+        methods = getattr(entry, "methods", None) or set()
+        if isinstance(route, APIRoute) and isinstance(path, str) and "GET" in methods:
+            if path_kind(path) == "other":
+                found.append(PageRoute(path, route))
+    return found
