@@ -111,8 +111,8 @@ class UnknownParameter(LookupError):
 
 
 def fill(page: PageRoute, values: dict[str, str]) -> str:
-    """``page``'s path with each ``{name}`` replaced by ``values[name]``, plus its required
-    query parameters from ``values``.
+    """``page``'s path with each ``{name}`` replaced by ``values[name]``, plus each of its query
+    parameters that ``values`` has (``/search?q=…``, ``/login?code=…``).
 
     Raises:
         UnknownParameter: a parameter has no value (add one to the crawler's table).
@@ -124,8 +124,9 @@ def fill(page: PageRoute, values: dict[str, str]) -> str:
         path = re.sub(r"\{" + re.escape(param.name) + r"(:[^}]*)?\}", values[param.name], path)
     query = {}
     for param in page.route.dependant.query_params:
-        if param.field_info.is_required():
-            if param.name not in values:
-                raise UnknownParameter(f"{page.path}: no value for query parameter {param.name!r}")
-            query[param.name] = values[param.name]
+        name = param.alias or param.name
+        if name in values:
+            query[name] = values[name]
+        elif param.field_info.is_required():
+            raise UnknownParameter(f"{page.path}: no value for query parameter {name!r}")
     return f"{path}?{urlencode(query)}" if query else path

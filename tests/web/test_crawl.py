@@ -69,6 +69,7 @@ class Seed:
     user_id: str
     org_id: str
     cookie: str
+    real_thread: str
     values: dict[str, str]
 
 
@@ -110,8 +111,12 @@ def seed(web_server: Server, auth: TokenFactory, database_url: str) -> Seed:
         user_id=user_id,
         org_id=org_id,
         cookie=seeding.web_session(database_url, user_id, org_id, []),
+        real_thread=str(real["id"]),
         values={
-            "thread_id": str(real["id"]),
+            # the public hostile thread, so both identities see it; the real one is reached
+            # through the links of the signed-in pages
+            "thread_id": str(hostile_id),
+            "seq": str(len(hostile["conversation"]["messages"]) - 1),  # the tool output
             "secret": seeding.share_link(database_url, hostile_id, user_id),
             "code": seeding.login_code(database_url, user_id, org_id, []),
             "q": "elsewhere",
@@ -223,6 +228,7 @@ def test_the_crawler_has_a_value_for_every_page_parameter(
 def test_every_page_loads_only_this_origin_with_a_strict_csp(
     crawl_context: BrowserContext, web_server: Server, pages: list[PageRoute], seed: Seed
 ) -> None:
+    signed_in = bool(crawl_context.cookies())
     start = [fill(page, seed.values) for page in pages]
     start.append(f"/no-such-page-{uuid.uuid4().hex}")  # the 404 page is a page too
     with offline(crawl_context) as seen:
@@ -235,6 +241,10 @@ def test_every_page_loads_only_this_origin_with_a_strict_csp(
     assert bad == {}
     seen.assert_clean()
     assert by_url[web_server.base_url + start[-1]].status == 404
+    if signed_in and "/" in {page.path for page in pages}:
+        # the home page lists the real thread, and the crawl got there by its links
+        real = web_server.base_url + f"/t/{seed.real_thread}"
+        assert by_url[real].status == 200, sorted(by_url)
 
 
 def test_the_checks_see_what_they_are_for(context: BrowserContext, web_server: Server) -> None:
