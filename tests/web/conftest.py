@@ -33,9 +33,14 @@ def web_server(database_url: str, settings: Settings) -> Iterator[Server]:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """A headless Chromium for the run."""
+    """A headless Chromium for one test module.
+
+    Not for the whole run: while sync playwright runs, its event loop is the thread's running
+    loop, so an async test (pytest-asyncio) after it in the run cannot start its own
+    ("Runner.run() cannot be called from a running event loop"). Stopped at the end of each
+    module, the loop is gone before the next module's async tests."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True, args=["--no-sandbox"]
