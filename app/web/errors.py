@@ -15,12 +15,15 @@ the time limits' 408/503 and the 500 boundary (app/middleware.py). The API keeps
 The page keeps the status and the headers that matter to a browser (``Allow``, ``Retry-After``,
 ``Connection``), shows the problem's title and detail (escaped: text in a detail may come from
 the request) and, for a 5xx, the request id to quote; it carries the strict page CSP and
-``Cache-Control: no-store`` of every page (app/web/pages.py).
+``Cache-Control: no-store`` of every page (app/web/pages.py). Below 500 the session is looked up
+(``current_session``; free without the cookie) so that the site navigation names who is signed
+in, as on every other page.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from starlette.requests import Request
@@ -29,6 +32,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.errors import PROBLEM_JSON
 from app.headers import is_api_path
 from app.web.pages import render
+from app.web.session import current_session
+
+log = logging.getLogger(__name__)
 
 #: Headers of the problem answer a page keeps (the others describe the JSON body, or are the
 #: API's bearer challenge).
@@ -94,7 +100,13 @@ class PageErrorMiddleware:
             problem = {}
         if not isinstance(problem, dict):
             problem = {}
-        page = render(Request(scope), "error.html", error_context(status, problem), status)
+        request = Request(scope)
+        if status < 500:  # the navigation names who is signed in; a 5xx may be the database's
+            try:
+                await current_session(request)
+            except Exception:  # the error page is shown all the same, without the name
+                log.warning("no session lookup for the %s page", status, exc_info=True)
+        page = render(request, "error.html", error_context(status, problem), status)
         kept = [(n, v) for n, v in start.get("headers", []) if n.lower() in KEPT_HEADERS]
         await send(
             {"type": "http.response.start", "status": status, "headers": page.raw_headers + kept}
