@@ -172,8 +172,6 @@ def visit(context: BrowserContext, base_url: str, url: str) -> tuple[Visit, list
         found = Visit(url, response.status)
         if response.status >= 500:
             found.problems.append(f"status {response.status}")
-        if not headers.get("content-type", "").startswith("text/html"):
-            found.problems.append(f"content-type {headers.get('content-type')}")
         found.problems += strict_csp_problems(headers.get("content-security-policy"))
         expected = {
             "cache-control": "no-store",
