@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 from playwright.sync_api import BrowserContext, expect
 
+from app.config import Settings
+from app.main import create_app
 from app.web.docs import ASSET_FILES, ASSETS, SWAGGER_UI
+from app.web.routes import page_routes
 from tests.servers import Server
 from tests.web.offline import offline
+
+WEB_MD = Path(__file__).resolve().parents[2] / "docs" / "web.md"
 
 
 def test_docs_work_offline_in_chromium(web_server: Server, context: BrowserContext) -> None:
@@ -80,3 +86,15 @@ def test_swagger_assets_are_cacheable_and_listed_only(web_server: Server) -> Non
             assert http.get(f"{ASSETS}/{name}").status_code == 404, name
         assert http.get("/redoc").status_code == 404
         assert http.get("/docs/oauth2-redirect").status_code == 404
+
+
+def test_docs_web_md_names_every_page(settings: Settings) -> None:
+    """docs/web.md describes each page route the app serves (each fixed part of its path)."""
+    text = WEB_MD.read_text()
+    missing = []
+    for page in page_routes(create_app(settings)):
+        parts = [part for part in page.path.split("/") if part and not part.startswith("{")]
+        missing += [f"{page.path}: /{part}" for part in parts if f"/{part}" not in text]
+        if page.path == "/" and "| `/` |" not in text:
+            missing.append("/")
+    assert missing == []

@@ -5,15 +5,17 @@ event loop running, so async tests after them in a run cannot start one)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
 
 from app.config import Settings
 from app.errors import PROBLEM_JSON
+from app.main import create_app
 from tests.conftest import TokenFactory
 from tests.servers import Server
+from tests.web import seeding
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -104,3 +106,43 @@ def test_the_error_page_loads_only_this_origin(http: httpx.Client) -> None:
         assert not url.startswith("//"), url
     assert "<script>" not in response.text
     assert "<style" not in response.text
+
+
+Get = Callable[[str, dict[str, str]], httpx.Response]
+
+
+@pytest.fixture(scope="module")
+def crashing(settings: Settings) -> Get:
+    """GET from the app with a page route and an API route that fail with a bug, in-process
+    (no real server has a route that crashes on purpose), on an event loop of its own."""
+    app = create_app(settings)
+
+    async def crash() -> None:
+        raise RuntimeError("a bug, with <b>markup</b> in its message")
+
+    app.add_api_route("/crash-page", crash)
+    app.add_api_route("/api/crash", crash)
+
+    def get(path: str, headers: dict[str, str]) -> httpx.Response:
+        async def one() -> httpx.Response:
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+                return await http.get(path, headers=headers)
+
+        return seeding.run(one())
+
+    return get
+
+
+def test_a_crash_on_a_page_is_a_500_page_with_the_request_id(crashing: Get) -> None:
+    response = crashing("/crash-page", {"Accept": "text/html", "X-Request-ID": "r-42"})
+    assert_error_page(response, 500)
+    assert "<code>r-42</code>" in response.text
+    assert "a bug" not in response.text  # the exception's text stays in the log
+
+
+def test_a_crash_in_the_api_stays_problem_json(crashing: Get) -> None:
+    response = crashing("/api/crash", {"Accept": "text/html", "X-Request-ID": "r-43"})
+    assert response.status_code == 500
+    assert response.headers["content-type"] == PROBLEM_JSON
+    assert response.json()["request_id"] == "r-43"
