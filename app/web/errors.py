@@ -51,10 +51,12 @@ def wants_page(scope: Scope) -> bool:
 
 def error_context(status: int, problem: dict[str, Any]) -> dict[str, Any]:
     """What ``error.html`` shows for a problem body ``{title, detail, request_id?}``."""
+    title = str(problem.get("title") or "Error")
+    detail = str(problem.get("detail") or "")
     return {
         "status": status,
-        "title": str(problem.get("title") or "Error"),
-        "detail": str(problem.get("detail") or ""),
+        "title": title,
+        "detail": "" if detail.lower() == title.lower() else detail,  # Starlette's "Not Found"
         "request_id": str(problem["request_id"])
         if status >= 500 and "request_id" in problem
         else None,

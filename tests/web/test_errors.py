@@ -54,6 +54,7 @@ def test_an_unknown_page_path_is_a_404_page(http: httpx.Client, path: str) -> No
     response = http.get(path, headers={"Accept": "text/html,*/*;q=0.8"})
     assert_error_page(response, 404)
     assert HOSTILE not in response.text
+    assert "Not Found" not in response.text  # the title says it once
 
 
 @pytest.mark.parametrize("accept", ["", "*/*", "application/json", "text/css,*/*;q=0.1"])
