@@ -132,7 +132,12 @@ class TokenVerifier:
         return public_key
 
     def verify(self, token: str) -> Principal:
-        """Return the Principal named by a valid token.
+        """Return the Principal named by a valid token (see :meth:`verify_with_expiry`)."""
+        return self.verify_with_expiry(token)[0]
+
+    def verify_with_expiry(self, token: str) -> tuple[Principal, int]:
+        """Return the Principal named by a valid token and its ``exp`` (seconds since the
+        epoch): a browser session minted from the token ends with it (issue 13).
 
         Raises:
             Unauthorized: bad signature or algorithm, expired, ``exp``/``sub`` missing, a claim
@@ -181,7 +186,12 @@ class TokenVerifier:
         if self.issuer is None and "iss" in claims:
             raise Unauthorized("The token names an issuer; this server is configured with none.")
         _check_issued_at(claims)
-        return _principal_from_claims(claims)
+        return _principal_from_claims(claims), _expiry(claims)
+
+
+def _expiry(claims: dict[str, Any]) -> int:
+    """The ``exp`` claim jose verified, as whole seconds (a NumericDate may be fractional)."""
+    return int(claims["exp"])
 
 
 def _check_issued_at(claims: dict[str, Any]) -> None:
@@ -359,6 +369,21 @@ def create_token(
     return str(jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm=algorithm))
 
 
+def _bearer_token(request: Request) -> str | None:
+    """The token of ``Authorization: Bearer <token>``; None without the header.
+
+    Raises:
+        Unauthorized: a header that is not ``Bearer <token>``.
+    """
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Use 'Authorization: Bearer <token>'.")
+    return token.strip()
+
+
 async def get_principal(request: Request) -> Principal:
     """FastAPI dependency: the caller, or ``ANONYMOUS`` without an ``Authorization`` header.
 
@@ -368,14 +393,27 @@ async def get_principal(request: Request) -> Principal:
     Raises:
         Unauthorized: a header that is not ``Bearer <token>``, or an invalid token.
     """
-    header = request.headers.get("authorization")
-    if header is None:
+    token = _bearer_token(request)
+    if token is None:
         return ANONYMOUS
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("Use 'Authorization: Bearer <token>'.")
     verifier: TokenVerifier = request.app.state.verifier
-    return verifier.verify(token.strip())
+    return verifier.verify(token)
+
+
+async def get_token_holder(request: Request) -> tuple[Principal, int]:
+    """FastAPI dependency for routes that need a token, and its expiry: (the caller, the
+    token's ``exp`` in seconds since the epoch). Never reads a cookie.
+
+    Raises:
+        Unauthorized: no token (a bare ``Bearer`` challenge), a malformed header, an invalid
+            token.
+    """
+    token = _bearer_token(request)
+    if token is None:
+        raise Unauthorized("This needs a bearer token.", token_sent=False)
+    verifier: TokenVerifier = request.app.state.verifier
+    return verifier.verify_with_expiry(token)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
+TokenHolder = Annotated[tuple[Principal, int], Depends(get_token_holder)]

@@ -1,4 +1,5 @@
-"""``loomsync-server``: serve | migrate | rescan | token create (ARCHITECTURE.md "Running")."""
+"""``loomsync-server``: serve | migrate | rescan | token create | token login (ARCHITECTURE.md
+"Running"; ``token login`` is in app/web/logincli.py)."""
 
 from __future__ import annotations
 
@@ -324,6 +325,11 @@ def token_create(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
     typer.echo(token)
+
+
+from app.web import logincli  # noqa: E402  (registers `token login` on token_cli)
+
+__all__ = ["cli", "logincli", "main", "parse_ttl", "token_cli"]
 
 
 def main() -> None:

@@ -94,6 +94,7 @@ class Settings(BaseSettings):
     metrics: bool = True
     public_url: str | None = None
     share_link_max_age: int | None = Field(default=None, ge=1, le=MAX_SHARE_LINK_SECONDS)
+    login_code_ttl: float = Field(default=120.0, gt=0, le=3600)
     log_level: str = "info"
     log_format: Literal["console", "json"] = "console"
     data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))

@@ -30,6 +30,7 @@ from app.threads.collection import router as collection_router
 from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
 from app.threads.scanning import SecretScan
+from app.web.errors import PageErrorMiddleware
 from app.web.routes import include_web
 from loomsync import __version__
 from loomsync.secrets import default_redactor
@@ -40,8 +41,8 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     (the embedded server passes its own). The engine opens and closes with the app's lifespan.
 
     Middleware, outermost first: request id (and its logging context), metrics and the access
-    log, security headers, the request and body time limits, the 500 boundary (and clients that
-    disconnect), the body limit.
+    log, security headers, error pages for page requests (app/web/errors.py), the request and
+    body time limits, the 500 boundary (and clients that disconnect), the body limit.
 
     Raises:
         ValueError: no database URL at all.
@@ -61,6 +62,10 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
         description="Keep, sync and search the conversations of AI coding agents.",
         lifespan=lifespan,
         separate_input_output_schemas=False,
+        # /docs is served by app/web/docs.py (Swagger UI from this app, no CDN); no ReDoc
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     engine = make_engine(url, settings)
     app.state.settings = settings
@@ -94,6 +99,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
         seconds=settings.request_timeout,
         body_seconds=settings.body_timeout,
     )
+    app.add_middleware(PageErrorMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, routes=app.router.routes)
     app.add_middleware(RequestIdMiddleware)

@@ -419,7 +419,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync import secretscli  # noqa: E402  (registers scan, redact, share on the app)
+from loomsync import opencli, secretscli  # noqa: E402  (register open, scan, redact, share)
 
 
 def main() -> None:
@@ -438,4 +438,4 @@ def main() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "secretscli"]
+__all__ = ["app", "main", "opencli", "secretscli"]

@@ -267,11 +267,15 @@ async def test_every_answer_carries_the_security_headers(
     assert response.headers["x-request-id"]
 
 
-async def test_interactive_docs_get_no_restrictive_csp(client: httpx.AsyncClient) -> None:
+async def test_interactive_docs_have_a_strict_csp_of_their_own(client: httpx.AsyncClient) -> None:
     response = await client.get("/docs")
     assert response.status_code == 200
-    assert "content-security-policy" not in response.headers
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'none'" in csp
+    assert "script-src 'self';" in csp  # no CDN, no inline script (app/web/docs.py)
+    assert "unsafe" not in csp
     assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cache-control"] == "no-store"
     assert "swagger-ui" in response.text
 
 

@@ -38,7 +38,13 @@ def secret_hash(secret: str) -> bytes:
 async def current_session(request: Request) -> WebSession | None:
     """The live session of the request's cookie, or None (no cookie, unknown, ended, expired).
 
-    One primary-key lookup; a request without the cookie costs nothing."""
+    One primary-key lookup; a request without the cookie costs nothing. The answer is kept on
+    ``request.state.web_session`` (``_nav.html`` reads it there), and a second call for the
+    same request reuses it."""
+    if hasattr(request.state, "web_session"):
+        known: WebSession | None = request.state.web_session
+        return known
+    request.state.web_session = None
     cookie = request.cookies.get(COOKIE)
     if not cookie or len(cookie) > 128:
         return None
@@ -56,7 +62,9 @@ async def current_session(request: Request) -> WebSession | None:
     if row is None:
         return None
     principal = Principal(user_id=row.user_id, org_id=row.org_id, roles=frozenset(row.roles))
-    return WebSession(principal=principal, csrf_token=row.csrf_token, expires_at=row.expires_at)
+    found = WebSession(principal=principal, csrf_token=row.csrf_token, expires_at=row.expires_at)
+    request.state.web_session = found
+    return found
 
 
 async def web_principal(request: Request) -> Principal:

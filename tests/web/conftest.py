@@ -37,10 +37,10 @@ def web_server(database_url: str, settings: Settings) -> Iterator[Server]:
 def browser() -> Iterator[Browser]:
     """A headless Chromium for one test module.
 
-    Not for the whole run: while sync playwright runs, its event loop counts as running in the
-    main thread, so every async test after the first browser module failed with "Runner.run()
-    cannot be called from a running event loop" (tests/web/test_viewer.py after
-    test_signin_browser.py)."""
+    Not for the whole run: while sync playwright runs, its event loop is the thread's running
+    loop, so an async test (pytest-asyncio) after it in the run cannot start its own
+    ("Runner.run() cannot be called from a running event loop"). Stopped at the end of each
+    module, the loop is gone before the next module's async tests."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True, args=["--no-sandbox"]

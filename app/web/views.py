@@ -1,0 +1,52 @@
+"""How a thread summary (API.md section 2, ThreadSummary) is shown in the lists of ``/`` and
+``/search``: plain values for the templates, which escape them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+UNTITLED = "Untitled thread"
+
+
+def thread_href(thread_id: str, message_index: int | None = None) -> str:
+    """The viewer's URL of a thread (``/t/{id}``, engineer B's page), at one message when
+    ``message_index`` is given (``#m-{index}``)."""
+    href = f"/t/{thread_id}"
+    return href if message_index is None else f"{href}#m-{message_index}"
+
+
+def repository_name(url: str | None) -> str | None:
+    """``user/project`` of a git remote URL (https or scp-like ``git@host:user/project.git``)."""
+    if not url:
+        return None
+    path = urlsplit(url).path if "://" in url else url.partition(":")[2] or url
+    path = path.strip("/").removesuffix(".git")
+    return path or url
+
+
+def when(value: str) -> str:
+    """``2026-01-02 16:39 UTC`` from RFC 3339 text (the text itself when it does not parse)."""
+    try:
+        return datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return value
+
+
+def thread_view(summary: dict[str, Any], message_index: int | None = None) -> dict[str, Any]:
+    """The fields one list row shows, from a ThreadSummary dict."""
+    return {
+        "id": summary["id"],
+        "href": thread_href(summary["id"], message_index),
+        "title": summary["title"] or UNTITLED,
+        "untitled": not summary["title"],
+        "repository": repository_name(summary["git_remote_url"]),
+        "branch": summary["git_branch"],
+        "model": summary["model"],
+        "messages": summary["message_count"],
+        "visibility": summary["visibility"],
+        "owner": summary["owner_id"],
+        "last_activity": summary["last_activity_at"],
+        "last_activity_text": when(summary["last_activity_at"]),
+    }

@@ -1,0 +1,53 @@
+"""``loomsync open [ID]``: sign the browser in and open the thread lists, or one thread
+(issue 13, item 3). Registered on the one typer app of :mod:`loomsync.cli`.
+
+It asks the server for a one-time sign-in link (:func:`loomsync.weblogin.login_link`, with the
+token ``loomsync login`` stored), prints it, and opens it with :mod:`webbrowser` unless
+``--print`` is given (or no browser can be started: then the printed link is the way).
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from typing import Annotated
+
+import typer
+
+from loomsync.cli import app, console, errors
+from loomsync.client import ThreadSyncClient
+from loomsync.config import default_paths, load_config
+from loomsync.errors import ConfigError
+from loomsync.ids import InvalidThreadId
+from loomsync.model import format_utc_minute
+from loomsync.terminal import printable
+from loomsync.weblogin import login_link
+
+
+@app.command("open")
+def open_command(
+    thread: Annotated[
+        str | None,
+        typer.Argument(
+            help="Thread id (T-…) to open; default: the thread lists.", show_default=False
+        ),
+    ] = None,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="Only print the sign-in link; open no browser.")
+    ] = False,
+) -> None:
+    """Open the server's pages in a browser, signed in as you (a one-time link, no token pasted)."""
+    config = load_config(default_paths())
+    if not config.logged_in:
+        raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
+    with ThreadSyncClient.from_config(config) as client:
+        try:
+            link = login_link(client, thread)
+        except InvalidThreadId as exc:
+            raise typer.BadParameter(str(exc), param_hint="'ID'") from None
+    console.print(printable(link.url), soft_wrap=True)
+    until = format_utc_minute(link.expires_at)
+    errors.print(printable(f"The link works once, until {until} UTC."))
+    if print_only:
+        return
+    if not webbrowser.open(link.url):
+        errors.print("No browser could be started here: open the link above yourself.")
