@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from app.headers import path_kind
 from app.ratelimit import enforce_rate_limit
 from app.routes import flat_routes
-from app.web import api, docs, home, searchpage, signin
+from app.web import api, docs, home, searchpage, shared, signin, viewer
 from app.web.bounce import SessionBounceMiddleware
 from app.web.pages import STATIC
 
@@ -19,9 +19,12 @@ from app.web.pages import STATIC
 def include_web(app: FastAPI) -> None:
     """Mount the assets at ``/static``, serve ``/docs`` (app/web/docs.py), include the page
     routers (and the sign-in API, rate-limited like the rest of /api), and add the middleware
-    that lets a signed-in person arrive from another site's link (app/web/bounce.py)."""
+    that lets a signed-in person arrive from another site's link (app/web/bounce.py). The
+    viewer's routers (app/web/viewer.py, app/web/shared.py) serve /t/… and /s/…."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(docs.router)
+    app.include_router(viewer.router)
+    app.include_router(shared.router)
     app.include_router(api.router, dependencies=[Depends(enforce_rate_limit)])
     app.include_router(signin.router)
     app.include_router(home.router)

@@ -1,2 +1,102 @@
 // loomsync pages: progressive enhancement only; every page works without it.
+// The thread page: loads the next page of messages as its link scrolls into view, earlier
+// pages on click, a whole message on "show all", and jumps to #m-N when message N is not on
+// the loaded page (by loading the page that holds it).
 "use strict";
+
+(function () {
+  const list = document.querySelector("section.messages[data-base]");
+  if (!list) return;
+  const base = list.dataset.base;
+  const count = Number(list.dataset.count);
+  const pageSize = Number(list.dataset.page);
+
+  async function fragment(url) {
+    const response = await fetch(url, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(url + ": " + response.status);
+    const template = document.createElement("template");
+    template.innerHTML = await response.text();  // server-rendered, sanitized HTML
+    return template.content;
+  }
+
+  async function loadInto(link, drop) {
+    if (link.classList.contains("loading")) return;
+    link.classList.add("loading");
+    try {
+      const content = await fragment(link.dataset.fragment);
+      content.querySelectorAll(drop).forEach((node) => node.remove());
+      // Earlier messages go above the reader: keep the first message they were reading where
+      // it was (measured on the element, so the browser's own scroll anchoring, when it
+      // applies, is not counted twice).
+      const earlier = link.classList.contains("earlier");
+      const mark = earlier ? link.nextElementSibling : null;
+      const top = mark ? mark.getBoundingClientRect().top : 0;
+      link.replaceWith(content);
+      if (mark) window.scrollBy(0, mark.getBoundingClientRect().top - top);
+      watch();
+    } catch (error) {
+      failed(link, error);
+    }
+  }
+
+  // A page that cannot load (the link was revoked, the session ended) says so on its link,
+  // which stays a plain link: following it shows the error page.
+  function failed(link, error) {
+    link.classList.remove("loading");
+    link.classList.add("failed");
+    observer.unobserve(link);
+    link.textContent = "Could not load (" + error.message.split(": ").pop() + "): open this link";
+    delete link.dataset.fragment;
+  }
+
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) loadInto(entry.target, "a.pager.earlier");
+    }
+  }, { rootMargin: "800px 0px" });
+
+  function watch() {
+    list.querySelectorAll("a.pager.more").forEach((link) => observer.observe(link));
+  }
+
+  list.addEventListener("click", (event) => {
+    const link = event.target.closest("a");
+    if (!link || !link.dataset.fragment) return;
+    event.preventDefault();
+    if (link.classList.contains("earlier")) {
+      loadInto(link, "a.pager.more");
+    } else if (link.classList.contains("more")) {
+      loadInto(link, "a.pager.earlier");
+    } else if (link.classList.contains("show-all")) {
+      showAll(link);
+    }
+  });
+
+  async function showAll(link) {
+    const message = link.closest("article.msg");
+    link.classList.add("loading");
+    try {
+      const content = await fragment(link.dataset.fragment);
+      const opened = [...message.querySelectorAll("details")].map((d) => d.open);
+      const whole = content.querySelector("article.msg");
+      whole.querySelectorAll("details").forEach((d, i) => { d.open = opened[i] ?? true; });
+      message.replaceWith(whole);
+    } catch (error) {
+      failed(link, error);
+    }
+  }
+
+  // #m-N beyond the loaded messages: open the page that holds N (the browser then scrolls).
+  function jump() {
+    const match = /^#m-(\d+)$/.exec(location.hash);
+    if (!match || document.getElementById("m-" + match[1])) return;
+    const seq = Number(match[1]);
+    if (seq >= count) return;
+    const start = seq - (seq % pageSize);
+    location.replace(base + "?from=" + start + location.hash);
+  }
+
+  window.addEventListener("hashchange", jump);
+  jump();
+  watch();
+})();

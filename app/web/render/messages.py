@@ -1,0 +1,204 @@
+"""One message of a thread as what the page shows: its role, its Markdown as safe HTML, and
+its tool calls and tool output as collapsed boxes with their size, each cut to a preview
+unless the whole message is asked for (the "show all" link).
+
+A message is any JSON object (API.md section 2 keeps unknown fields and does not type them
+strictly), so every field is read defensively: a field of an unexpected type is shown as JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from app.web.render.highlight import language_of_path
+from app.web.render.markdown import markdown_html, plain_html
+from app.web.render.text import clean, human_size, preview, utf8_size
+from loomsync import jsontext
+
+#: Roles with their own look; any other role is shown as written, styled as "other".
+ROLES = frozenset({"user", "assistant", "tool", "system"})
+#: Preview limits of Markdown text (user and assistant messages).
+TEXT_CHARS, TEXT_LINES = 6_000, 120
+#: Preview limits of tool calls' arguments and tool output.
+BOX_CHARS, BOX_LINES = 3_000, 40
+#: A string argument of a tool call with a line break and at least this many characters is
+#: shown as a block of its own (a file's content, a patch, a script), highlighted as the file
+#: the call names (``file_path`` or ``path``), instead of as one escaped JSON string.
+BLOCK_ARGUMENT_CHARS = 20
+_PATH_ARGUMENTS = ("file_path", "path", "filename")
+#: What "show all" shows of one part at most (characters; no line limit): a browser lays out
+#: a 10 MB line for seconds, and nobody reads it there. Beyond it, the page links the raw
+#: message (``…/m/{seq}/raw``).
+FULL_CHARS = 1_000_000
+_UNLIMITED_LINES = 1 << 62
+
+
+def _limits(full: bool, chars: int, lines: int) -> tuple[int, int]:
+    return (FULL_CHARS, _UNLIMITED_LINES) if full else (chars, lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """A collapsed part of a message: a tool call's arguments or a tool's output."""
+
+    kind: str  # "call" or "output"
+    label: str  # the tool's name (cleaned text; the template escapes it)
+    size: str  # the full size, for people
+    html: Markup  # the preview (or everything)
+    complete: bool  # False: ``html`` is a preview, "show all" gives the rest
+    note: str = ""  # e.g. "exit code 1"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """What the page shows of message ``seq`` (the ``#m-<seq>`` anchor, 0-based as search's
+    ``message_index``)."""
+
+    seq: int
+    role: str  # one of ROLES or "other": a CSS class
+    role_label: str  # the role as written (cleaned)
+    created_at: str | None
+    text: Markup | None  # the Markdown content as HTML; None when empty
+    text_size: str
+    text_complete: bool
+    boxes: list[Box] = field(default_factory=list)
+    full: bool = False  # the "show all" view (limits of FULL_CHARS), not the page's preview
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing of the message was cut."""
+        return self.text_complete and all(box.complete for box in self.boxes)
+
+
+_ISO = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
+
+
+def readable_time(value: str) -> str:
+    """An RFC 3339 time as ``2025-12-10 19:37:45 UTC`` (other offsets kept); anything else
+    as written (cleaned, at most 40 characters)."""
+    match = _ISO.fullmatch(value)
+    if match is None:
+        return clean(value)[:40]
+    day, clock, zone = match.groups()
+    return f"{day} {clock} {'UTC' if zone in (None, 'Z', '+00:00') else zone}"
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return jsontext.dumps(value, indent=2, separators=(",", ": "))
+
+
+def _box(kind: str, label: str, text: str, language: str, full: bool, note: str = "") -> Box:
+    cut = preview(text, *_limits(full, BOX_CHARS, BOX_LINES))
+    return Box(
+        kind=kind,
+        label=clean(label)[:200],
+        size=human_size(utf8_size(text)),
+        html=Markup(plain_html(cut.text, language)),
+        complete=cut.complete,
+        note=note,
+    )
+
+
+def _tool_output(content: str) -> tuple[str, str, str]:
+    """The text to show of a tool's output, its language and a note: the ``output`` of a
+    ``{"output": …, "metadata": {"exit_code": …}}`` result (Codex's shell tool), else as is."""
+    if content.startswith('{"output"') and len(content) < 5_000_000:
+        try:
+            parsed = jsontext.loads(content)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            meta = parsed.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            return parsed["output"], "", f"exit code {code}" if code is not None else ""
+    return content, "", ""
+
+
+def _call_box(label: str, arguments: Any, full: bool) -> Box:
+    """A tool call's box: its arguments as JSON, long multi-line strings as blocks of their own."""
+    if not isinstance(arguments, dict):
+        text = arguments if isinstance(arguments, str) else _as_text(arguments)
+        return _box("call", label, text, "json", full)
+    blocks = {
+        key: value
+        for key, value in arguments.items()
+        if isinstance(value, str) and len(value) >= BLOCK_ARGUMENT_CHARS and "\n" in value
+    }
+    if not blocks:
+        return _box("call", label, _as_text(arguments), "json", full)
+    path = next((arguments[k] for k in _PATH_ARGUMENTS if isinstance(arguments.get(k), str)), "")
+    language = language_of_path(path) if path else ""
+    rest = {key: value for key, value in arguments.items() if key not in blocks}
+    chars, lines = _limits(full, BOX_CHARS, BOX_LINES)
+    parts: list[str] = []
+    complete = True
+    if rest:
+        cut = preview(_as_text(rest), chars, lines)
+        parts.append(plain_html(cut.text, "json"))
+        complete = cut.complete
+    for key, value in blocks.items():
+        cut = preview(value, chars, lines)
+        parts.append(f'<p class="arg"><code>{escape(clean(key)[:200])}</code></p>')
+        parts.append(plain_html(cut.text, language))
+        complete = complete and cut.complete
+    return Box(
+        kind="call",
+        label=clean(label)[:200],
+        size=human_size(utf8_size(_as_text(arguments))),
+        html=Markup("".join(parts)),
+        complete=complete,
+    )
+
+
+def _calls(raw: Any, full: bool) -> list[Box]:
+    if not isinstance(raw, list):
+        return [] if raw is None else [_box("call", "tool_calls", _as_text(raw), "json", full)]
+    boxes = []
+    for call in raw:
+        if not isinstance(call, dict):
+            boxes.append(_box("call", "tool call", _as_text(call), "json", full))
+            continue
+        name = _as_text(call.get("tool_name")) or "tool call"
+        boxes.append(_call_box(name, call.get("arguments_json"), full))
+    return boxes
+
+
+def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
+    """The view of ``message`` (a decoded message object) at position ``seq``: long parts cut
+    to previews, or with ``full`` up to :data:`FULL_CHARS` each."""
+    if not isinstance(message, dict):
+        message = {"role": "other", "content": _as_text(message)}
+    role_raw = _as_text(message.get("role")) or "unknown"
+    role = role_raw if role_raw in ROLES else "other"
+    content = _as_text(message.get("content"))
+    created = message.get("created_at")
+    boxes = _calls(message.get("tool_calls"), full)
+    text: Markup | None = None
+    complete = True
+    if role == "tool":
+        shown, language, note = _tool_output(content)
+        label = _as_text(message.get("tool_name")) or "tool"
+        boxes.insert(0, _box("output", label, shown, language, full, note))
+    elif content:
+        cut = preview(content, *_limits(full, TEXT_CHARS, TEXT_LINES))
+        text = Markup(markdown_html(cut.text))
+        complete = cut.complete
+    return MessageView(
+        seq=seq,
+        role=role,
+        role_label=clean(role_raw)[:40],
+        created_at=readable_time(created) if isinstance(created, str) else None,
+        text=text,
+        text_size=human_size(utf8_size(content)),
+        text_complete=complete,
+        boxes=boxes,
+        full=full,
+    )

@@ -1,0 +1,99 @@
+"""``/s/{secret}`` over HTTP (in-process): a live link opens its thread to anyone, whatever the
+thread's visibility; revoked, expired or deleted answer 410 and an unknown secret 404; the page
+is one use of the link (its fragments are not); ``Accept: application/json`` gives the JSON."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+import httpx
+
+from app.web.reading import PAGE
+from tests.web.documents import conversation, document
+from tests.web.rows import asyncpg_dsn, insert_share_link
+
+
+async def _private_thread(client: httpx.AsyncClient, owner: dict[str, str], count: int) -> str:
+    doc = document(conversation(count), title="Shared secretly")
+    response = await client.put(f"/api/threads/{doc['id']}", json=doc, headers=owner)
+    assert response.status_code == 201, response.text
+    return str(doc["id"])
+
+
+async def _use_count(database_url: str, thread_id: str) -> int:
+    connection = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        count: int = await connection.fetchval(
+            "SELECT sum(use_count) FROM share_links WHERE thread_id = $1",
+            uuid.UUID(thread_id[2:]),
+        )
+    finally:
+        await connection.close()
+    return count
+
+
+async def test_live_link_opens_a_private_thread_to_anyone_and_counts_one_use(
+    client: httpx.AsyncClient, owner: dict[str, str], database_url: str
+) -> None:
+    thread_id = await _private_thread(client, owner, PAGE + 5)
+    secret = await insert_share_link(database_url, thread_id, "someone")
+    response = await client.get(f"/s/{secret}")
+    assert response.status_code == 200
+    assert "Shared secretly" in response.text
+    assert 'id="m-0"' in response.text
+    assert f'data-fragment="/s/{secret}/messages?from={PAGE}"' in response.text
+    assert response.headers["x-robots-tag"] == "noindex, nofollow"
+    assert response.headers["referrer-policy"] == "no-referrer"
+    fragment = await client.get(f"/s/{secret}/messages?from={PAGE}")
+    assert fragment.status_code == 200
+    assert f'id="m-{PAGE + 4}"' in fragment.text
+    assert (await client.get(f"/s/{secret}/m/3/body")).status_code == 200
+    assert (await client.get(f"/s/{secret}/m/3")).status_code == 200
+    assert await _use_count(database_url, thread_id) == 1
+    assert (await client.get(f"/t/{thread_id}")).status_code == 404  # the thread stays private
+
+
+async def test_accept_json_gives_the_thread_document(
+    client: httpx.AsyncClient, owner: dict[str, str], database_url: str
+) -> None:
+    thread_id = await _private_thread(client, owner, 3)
+    secret = await insert_share_link(database_url, thread_id, "someone")
+    response = await client.get(f"/s/{secret}", headers={"Accept": "application/json"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["id"] == thread_id
+    assert len(response.json()["conversation"]["messages"]) == 3
+    assert "Accept" in response.headers["vary"]
+    browser = "text/html,application/xhtml+xml,application/json;q=0.9,*/*;q=0.8"
+    page = await client.get(f"/s/{secret}", headers={"Accept": browser})
+    assert page.headers["content-type"].startswith("text/html")
+
+
+async def test_revoked_and_expired_links_are_410_unknown_is_404(
+    client: httpx.AsyncClient, owner: dict[str, str], database_url: str
+) -> None:
+    thread_id = await _private_thread(client, owner, 3)
+    revoked = await insert_share_link(database_url, thread_id, "someone", revoked=True)
+    past = datetime.now(UTC) - timedelta(seconds=1)
+    expired = await insert_share_link(database_url, thread_id, "someone", expires_at=past)
+    for secret in (revoked, expired):
+        for path in (f"/s/{secret}", f"/s/{secret}/messages", f"/s/{secret}/m/0"):
+            assert (await client.get(path)).status_code == 410, path
+        json = await client.get(f"/s/{secret}", headers={"Accept": "application/json"})
+        assert json.status_code == 410
+    unknown = "A" * 43
+    for path in (f"/s/{unknown}", "/s/short", f"/s/{unknown}/m/0", f"/s/{'x' * 300}"):
+        assert (await client.get(path)).status_code == 404, path
+
+
+async def test_deleting_the_thread_kills_its_link_page(
+    client: httpx.AsyncClient, owner: dict[str, str], database_url: str
+) -> None:
+    thread_id = await _private_thread(client, owner, 3)
+    secret = await insert_share_link(database_url, thread_id, "someone")
+    assert (await client.get(f"/s/{secret}")).status_code == 200
+    assert (await client.delete(f"/api/threads/{thread_id}", headers=owner)).status_code == 204
+    assert (await client.get(f"/s/{secret}")).status_code == 410
+    assert (await client.get(f"/s/{secret}/messages")).status_code == 410
