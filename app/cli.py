@@ -125,6 +125,16 @@ def _schema_is_current(url: str, settings: Settings) -> tuple[bool, str | None]:
     return current == head_revision(), current
 
 
+def _require_current_schema(
+    url: str, settings: Settings, advice: str = "run `loomsync-server migrate` first"
+) -> None:
+    """Exit 1, saying ``advice``, unless the schema of ``url`` is at the latest revision."""
+    current, revision = _schema_is_current(url, settings)
+    if not current:
+        console.print(f"[red]The schema is at {revision}, not {head_revision()}: {advice}.[/red]")
+        raise typer.Exit(1)
+
+
 @cli.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address [LOOMSYNC_HOST].")] = None,
@@ -156,13 +166,7 @@ def serve(
     if migrate_first if migrate_first is not None else embedded:
         migrate(url)
     else:
-        current, revision = _schema_is_current(url, settings)
-        if not current:
-            console.print(
-                f"[red]The schema is at {revision}, not {head_revision()}: run `loomsync-server migrate`"
-                " or pass --migrate.[/red]"
-            )
-            raise typer.Exit(1)
+        _require_current_schema(url, settings, "run `loomsync-server migrate` or pass --migrate")
     host = host or settings.host
     port = port or settings.port
     if embedded:
@@ -271,13 +275,7 @@ def rescan_command(
         raise typer.BadParameter(str(exc), param_hint="'--thread'") from None
     _, url, server = _with_embedded(settings)
     try:
-        current, revision = _schema_is_current(url, settings)
-        if not current:
-            console.print(
-                f"[red]The schema is at {revision}, not {head_revision()}: run"
-                " `loomsync-server migrate` first.[/red]"
-            )
-            raise typer.Exit(1)
+        _require_current_schema(url, settings)
         left_alone = asyncio.run(_rescan(url, settings, dry_run, only))
     finally:
         if server is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
@@ -130,20 +130,8 @@ def parse_links(items: list[Any]) -> list[ShareLink]:
 class ShareLinkCalls:
     """The share-link methods of :class:`loomsync.client.ThreadSyncClient`."""
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, Any] | None = None,
-        if_match: int | None = None,
-        thread_id: str | None = None,
-        idempotency_key: str | None = None,
-        retries: int | None = None,
-    ) -> httpx.Response:
-        """The transport (:meth:`loomsync.client.ThreadSyncClient.request`)."""
-        raise NotImplementedError
+    #: The transport: :meth:`loomsync.client.ThreadSyncClient.request`.
+    request: Callable[..., httpx.Response]
 
     def create_share_link(self, thread_id: str, *, expires_in: int | None = None) -> ShareLink:
         """``POST /api/threads/{id}/share-links``: a new link that lets anyone holding its

@@ -22,12 +22,11 @@ from app.audit import repository as audit_log
 from app.audit.context import AuditContext
 from app.auth import Principal
 from app.errors import Forbidden, Gone, NotFound
-from app.sharing.links import new_secret
 from app.sharing.tables import share_links
 from app.threads.access import can_read, can_write
 from app.threads.reads import facts
 from app.threads.tables import threads
-from app.web.session import secret_hash
+from app.web.session import new_secret
 
 #: What a listing returns of each link (never its hash).
 LISTED = (
@@ -105,7 +104,7 @@ async def create(
             .values(
                 thread_id=thread_id,
                 id=link_id,
-                secret_hash=secret_hash(secret),
+                secret_hash=secret.hash,
                 created_by=principal.user_id,
                 expires_at=expires_at,
             )
@@ -121,7 +120,7 @@ async def create(
         expires_at=row.expires_at.isoformat() if row.expires_at else None,
     )
     await session.commit()
-    return CreatedLink(link_id, secret, row.created_at, row.expires_at)
+    return CreatedLink(link_id, secret.value, row.created_at, row.expires_at)
 
 
 async def list_links(

@@ -38,8 +38,24 @@ async def list_threads(
         conditions.append(threads.c.archived_at.is_not(None))
     if workspace is not None:
         conditions.append(threads.c.workspace_root == workspace)
+    return await keyset_page(session, conditions, after=after, limit=limit)
+
+
+async def keyset_page(
+    session: AsyncSession,
+    conditions: list[ColumnElement[bool]],
+    *,
+    after: tuple[Any, uuid.UUID] | None,
+    limit: int,
+) -> list[Row[Any]]:
+    """Up to ``limit`` + 1 thread rows matching ``conditions`` (without their documents),
+    newest ``last_activity_at`` first, after ``after`` = (last_activity_at, id) of the
+    previous page's last row."""
     if after is not None:
-        conditions.append(tuple_(threads.c.last_activity_at, threads.c.id) < tuple_(*after))
+        conditions = [
+            *conditions,
+            tuple_(threads.c.last_activity_at, threads.c.id) < tuple_(*after),
+        ]
     stmt = (
         select(*[c for c in threads.c if c.name not in ("document", "search_vector")])
         .where(*conditions)

@@ -4,7 +4,7 @@ Swagger UI's distribution comes from the ``swagger-ui-bundle-v2`` package (swagg
 ``dist`` files, unchanged, versioned as swagger-ui is), so the page loads nothing from another
 origin and works offline. The page has no inline script: its settings travel as JSON in a
 ``data-`` attribute, read by ``/static/docs.js``, which starts Swagger UI. Its policy
-(:func:`docs_csp`) allows scripts, styles and requests to this origin only, ``data:`` images
+(:func:`app.web.pages.page_csp` without a nonce) allows scripts, styles and requests to this origin only, ``data:`` images
 (Swagger UI's icons) and no framing; the online validator badge is off
 (``validatorUrl: null``), so no request leaves the server's origin.
 
@@ -31,7 +31,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from app.errors import NotFound
 from app.routes import ApiRouter
-from app.web.pages import environment
+from app.web.pages import environment, page_headers
 
 #: The bundled distribution's folder (the package is installed unzipped, as wheels are).
 DIST = Path(str(swagger_ui_path))
@@ -49,22 +49,6 @@ ASSET_FILES = {
 ASSET_CACHE = "public, max-age=31536000, immutable"
 
 router = ApiRouter(include_in_schema=False)
-
-
-def docs_csp() -> str:
-    """The Content-Security-Policy of ``/docs``: this origin's scripts, styles and requests,
-    ``data:`` images, nothing else, no framing."""
-    return (
-        "default-src 'none'; "
-        "script-src 'self'; "
-        "style-src 'self'; "
-        "img-src 'self' data:; "
-        "font-src 'self'; "
-        "connect-src 'self'; "
-        "form-action 'self'; "
-        "frame-ancestors 'none'; "
-        "base-uri 'none'"
-    )
 
 
 def swagger_config(app: FastAPI, openapi_url: str) -> dict[str, Any]:
@@ -89,12 +73,7 @@ async def swagger_ui(request: Request) -> HTMLResponse:
         script=root_path + "/static/docs.js",
         config=swagger_config(app, root_path + (app.openapi_url or "/openapi.json")),
     )
-    headers = {
-        "Content-Security-Policy": docs_csp(),
-        "Cache-Control": "no-store",
-        "Referrer-Policy": "no-referrer",
-    }
-    return HTMLResponse(html, headers=headers)
+    return HTMLResponse(html, headers=page_headers(nonce=None))
 
 
 @router.get(f"{ASSETS}/{{name}}")

@@ -7,12 +7,13 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select, tuple_
+from sqlalchemy import ColumnElement, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.threads import repository
 from app.threads.access import readable
+from app.threads.listing import keyset_page
 from app.threads.tables import threads
 
 After = tuple[datetime, uuid.UUID] | None
@@ -36,18 +37,10 @@ async def shared(
     every thread for an admin)."""
     if principal.user_id is None:
         return []
-    conditions = [
+    conditions: list[ColumnElement[bool]] = [
         threads.c.deleted_at.is_(None),
         threads.c.archived_at.is_(None),
         threads.c.owner_id != principal.user_id,
         readable(principal),
     ]
-    if after is not None:
-        conditions.append(tuple_(threads.c.last_activity_at, threads.c.id) < tuple_(*after))
-    stmt = (
-        select(*[c for c in threads.c if c.name not in ("document", "search_vector")])
-        .where(*conditions)
-        .order_by(threads.c.last_activity_at.desc(), threads.c.id.desc())
-        .limit(limit + 1)
-    )
-    return list((await session.execute(stmt)).all())
+    return await keyset_page(session, conditions, after=after, limit=limit)

@@ -18,9 +18,16 @@ import typer
 from sqlalchemy.exc import DBAPIError
 
 from app.auth import Principal, claims_problem
-from app.cli import _schema_is_current, _settings, _with_embedded, console, parse_ttl, token_cli
+from app.cli import (
+    _require_current_schema,
+    _settings,
+    _with_embedded,
+    console,
+    parse_ttl,
+    token_cli,
+)
 from app.config import Settings
-from app.database import head_revision, make_engine, make_sessionmaker
+from app.database import make_engine, make_sessionmaker
 from app.web import logins
 from app.web.api import login_url
 from loomsync.ids import InvalidThreadId, ThreadId
@@ -78,13 +85,7 @@ def token_login(
     principal = Principal(user_id=sub, org_id=org, roles=frozenset(role or []))
     settings, database_url, server = _with_embedded(settings)
     try:
-        current, revision = _schema_is_current(database_url, settings)
-        if not current:
-            console.print(
-                f"[red]The schema is at {revision}, not {head_revision()}: run"
-                " `loomsync-server migrate` first.[/red]"
-            )
-            raise typer.Exit(1)
+        _require_current_schema(database_url, settings)
         try:
             code = asyncio.run(_mint(database_url, settings, principal, seconds))
         except (DBAPIError, OSError) as exc:

@@ -5,7 +5,7 @@ operator (``loomsync-server token login``); it carries the token's identity and 
 exchanged once (:func:`redeem_code`: one ``UPDATE … WHERE used_at IS NULL … RETURNING``, so two
 exchanges racing for one code cannot both win) for a session that ends with the token
 (:func:`open_session`). Only SHA-256 hashes of codes and cookies are stored
-(:func:`app.web.session.secret_hash`); each is 256 random bits.
+(:func:`app.web.session.new_secret` makes both); each is 256 random bits.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.web.session import secret_hash
+from app.web.session import new_secret, secret_hash
 from app.web.tables import login_codes, web_sessions
 
 #: The latest instant a session may end: ``exp`` claims past year 9999 are clamped to it.
@@ -81,12 +81,12 @@ async def create_code(
     if principal.user_id is None:
         raise ValueError("a login code needs a user")
     now = datetime.now(UTC)
-    code = secrets.token_urlsafe(32)
+    code = new_secret()
     expires_at = min(now + timedelta(seconds=ttl_seconds), token_expires_at)
     await session.execute(delete(login_codes).where(login_codes.c.expires_at < now))
     await session.execute(
         insert(login_codes).values(
-            code_hash=secret_hash(code),
+            code_hash=code.hash,
             user_id=principal.user_id,
             org_id=principal.org_id,
             roles=sorted(principal.roles),
@@ -95,7 +95,7 @@ async def create_code(
         )
     )
     await session.commit()
-    return LoginCode(code=code, expires_at=expires_at, principal=principal)
+    return LoginCode(code=code.value, expires_at=expires_at, principal=principal)
 
 
 def _usable(code: str) -> bool:
@@ -153,7 +153,7 @@ async def open_session(session: AsyncSession, login: PendingLogin) -> OpenedSess
     """Store a session for a redeemed code (a fresh cookie value and CSRF token) and commit;
     sessions that ended or expired are deleted in the same transaction."""
     now = datetime.now(UTC)
-    cookie = secrets.token_urlsafe(32)
+    cookie = new_secret()
     await session.execute(
         delete(web_sessions).where(
             (web_sessions.c.expires_at < now) | web_sessions.c.ended_at.is_not(None)
@@ -161,7 +161,7 @@ async def open_session(session: AsyncSession, login: PendingLogin) -> OpenedSess
     )
     await session.execute(
         insert(web_sessions).values(
-            id_hash=secret_hash(cookie),
+            id_hash=cookie.hash,
             user_id=login.principal.user_id,
             org_id=login.principal.org_id,
             roles=sorted(login.principal.roles),
@@ -170,7 +170,7 @@ async def open_session(session: AsyncSession, login: PendingLogin) -> OpenedSess
         )
     )
     await session.commit()
-    return OpenedSession(cookie=cookie, expires_at=login.session_expires_at)
+    return OpenedSession(cookie=cookie.value, expires_at=login.session_expires_at)
 
 
 async def end_session(session: AsyncSession, cookie: str) -> bool:

@@ -29,12 +29,14 @@ environment = Environment(
 )
 
 
-def page_csp(nonce: str) -> str:
-    """The Content-Security-Policy of a page whose scripts and styles carry ``nonce``."""
+def page_csp(nonce: str | None) -> str:
+    """The Content-Security-Policy of a page whose scripts and styles carry ``nonce`` (None:
+    a page, such as ``/docs``, whose scripts and styles are all files of this origin)."""
+    own = "'self'" if nonce is None else f"'self' 'nonce-{nonce}'"
     return (
         "default-src 'none'; "
-        f"script-src 'self' 'nonce-{nonce}'; "
-        f"style-src 'self' 'nonce-{nonce}'; "
+        f"script-src {own}; "
+        f"style-src {own}; "
         "img-src 'self' data:; "
         "font-src 'self'; "
         "connect-src 'self'; "
@@ -44,7 +46,7 @@ def page_csp(nonce: str) -> str:
     )
 
 
-def page_headers(nonce: str) -> dict[str, str]:
+def page_headers(nonce: str | None) -> dict[str, str]:
     """The headers of every page: its CSP, no caching (pages hold private threads), no referrer
     (a share link's secret is in the page's URL)."""
     return {

@@ -19,11 +19,10 @@ every page, ``Referrer-Policy: no-referrer`` (the secret is in the URL).
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import HTMLResponse
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.context import AuditContext
 from app.database import SessionDep
@@ -45,6 +44,7 @@ router = APIRouter(include_in_schema=False)
 
 Secret = Annotated[str, Path(description="the share link's secret")]
 NOINDEX = {"X-Robots-Tag": "noindex, nofollow"}
+R = TypeVar("R", bound=Response)
 
 
 def wants_json(accept: str | None) -> bool:
@@ -63,18 +63,21 @@ def _audit(request: Request, principal: WebPrincipal) -> AuditContext:
     )
 
 
-async def _live_loader(session: AsyncSession, secret: str) -> Loader:
-    """A loader of the link's thread, once the link is found live (404/410 otherwise)."""
-    link = await resolve(session, secret)
-    await session.rollback()  # resolve only read; the page reads in a snapshot of its own
+def _live_loader(session: SessionDep, secret: Secret) -> Loader:
+    """A loader of the link's thread that first finds the link live (404/410 otherwise)."""
 
-    def load(start: int, count: int) -> Awaitable[Loaded]:
-        return read_shared(session, link.thread_id, start, count)
+    async def load(start: int, count: int) -> Loaded:
+        link = await resolve(session, secret)
+        await session.rollback()  # resolve only read; the page reads in a snapshot of its own
+        return await read_shared(session, link.thread_id, start, count)
 
     return load
 
 
-def _noindex(response: Response) -> Response:
+LiveLoader = Annotated[Loader, Depends(_live_loader)]
+
+
+def _noindex(response: R) -> R:
     response.headers.update(NOINDEX)
     return response
 
@@ -108,38 +111,29 @@ async def get_shared_page(
 
 @router.get("/s/{secret}/messages")
 async def get_shared_messages(
-    request: Request, secret: Secret, session: SessionDep, start: From = 0
+    request: Request, secret: Secret, load: LiveLoader, start: From = 0
 ) -> HTMLResponse:
     """One page of the shared thread's messages, as a fragment."""
-    load = await _live_loader(session, secret)
-    response = await messages_fragment(request, f"/s/{secret}", load, start)
-    _noindex(response)
-    return response
+    return _noindex(await messages_fragment(request, f"/s/{secret}", load, start))
 
 
 @router.get("/s/{secret}/m/{seq}", dependencies=[Depends(web_principal)])  # the nav's session
 async def get_shared_message(
-    request: Request, secret: Secret, seq: Seq, session: SessionDep
+    request: Request, secret: Secret, seq: Seq, load: LiveLoader
 ) -> HTMLResponse:
     """One message of the shared thread in full, as a page."""
-    load = await _live_loader(session, secret)
-    response = await message_page(request, f"/s/{secret}", load, seq, fragment=False)
-    _noindex(response)
-    return response
+    return _noindex(await message_page(request, f"/s/{secret}", load, seq, fragment=False))
 
 
 @router.get("/s/{secret}/m/{seq}/body")
 async def get_shared_message_body(
-    request: Request, secret: Secret, seq: Seq, session: SessionDep
+    request: Request, secret: Secret, seq: Seq, load: LiveLoader
 ) -> HTMLResponse:
     """One message of the shared thread in full, as a fragment."""
-    load = await _live_loader(session, secret)
-    response = await message_page(request, f"/s/{secret}", load, seq, fragment=True)
-    _noindex(response)
-    return response
+    return _noindex(await message_page(request, f"/s/{secret}", load, seq, fragment=True))
 
 
 @router.get("/s/{secret}/m/{seq}/raw")
-async def get_shared_message_raw(secret: Secret, seq: Seq, session: SessionDep) -> Response:
+async def get_shared_message_raw(seq: Seq, load: LiveLoader) -> Response:
     """One message of the shared thread as its JSON object."""
-    return _noindex(await raw_message(await _live_loader(session, secret), seq))
+    return _noindex(await raw_message(load, seq))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from typing import Literal
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -113,26 +114,21 @@ async def login_submit(request: Request, session: SessionDep, web: WebSessionDep
     opened = await logins.open_session(session, pending)
     response = RedirectResponse(safe_next(form.get("next")), status_code=303)
     seconds = int((opened.expires_at - datetime.now(UTC)).total_seconds())
-    response.set_cookie(
-        COOKIE,
-        opened.cookie,
-        max_age=max(1, seconds),
-        expires=opened.expires_at,
-        path="/",
-        secure=is_https(request),
-        httponly=True,
-        samesite="strict",
+    cookies: tuple[tuple[str, str, Literal["strict", "lax"]], ...] = (
+        (COOKIE, opened.cookie, "strict"),
+        (HINT_COOKIE, "1", "lax"),  # no secret: lets a link from another site arrive signed in
     )
-    response.set_cookie(  # no secret: lets a link from another site arrive signed in
-        HINT_COOKIE,
-        "1",
-        max_age=max(1, seconds),
-        expires=opened.expires_at,
-        path="/",
-        secure=is_https(request),
-        httponly=True,
-        samesite="lax",
-    )
+    for name, value, samesite in cookies:
+        response.set_cookie(
+            name,
+            value,
+            max_age=max(1, seconds),
+            expires=opened.expires_at,
+            path="/",
+            secure=is_https(request),
+            httponly=True,
+            samesite=samesite,
+        )
     response.delete_cookie(
         LOGIN_COOKIE, path="/login", secure=is_https(request), httponly=True, samesite="strict"
     )

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.database import SessionDep
@@ -142,61 +142,51 @@ def _page_context(loaded: Loaded, base: str) -> dict[str, object]:
 
 
 def _signed_in_loader(session: SessionDep, principal: WebPrincipal, thread_id: str) -> Loader:
-    thread = _uuid(thread_id)
+    """A loader of the thread of the path, for the signed-in reader (or anyone, if public).
+    A malformed id is the 404 of an unknown thread, raised by the first load."""
 
     def load(start: int, count: int) -> Awaitable[Loaded]:
-        return read_for(session, principal, thread, start, count)
+        return read_for(session, principal, _uuid(thread_id), start, count)
 
     return load
 
 
+ThreadLoader = Annotated[Loader, Depends(_signed_in_loader)]
+
+
 @router.get("/t/{thread_id:thread_id}")
 async def get_thread_page(
-    request: Request,
-    thread_id: str,
-    session: SessionDep,
-    principal: WebPrincipal,
-    start: From = 0,
+    request: Request, thread_id: str, load: ThreadLoader, start: From = 0
 ) -> HTMLResponse:
     """The thread page (404 page when the reader may not read it, 410 when deleted)."""
-    load = _signed_in_loader(session, principal, thread_id)
     return await thread_page(request, f"/t/{thread_id}", load, start)
 
 
 @router.get("/t/{thread_id:thread_id}/messages")
 async def get_thread_messages(
-    request: Request,
-    thread_id: str,
-    session: SessionDep,
-    principal: WebPrincipal,
-    start: From = 0,
+    request: Request, thread_id: str, load: ThreadLoader, start: From = 0
 ) -> HTMLResponse:
     """One page of messages as a fragment (what the page's script loads on scroll)."""
-    load = _signed_in_loader(session, principal, thread_id)
     return await messages_fragment(request, f"/t/{thread_id}", load, start)
 
 
 @router.get("/t/{thread_id:thread_id}/m/{seq}")
 async def get_thread_message(
-    request: Request, thread_id: str, seq: Seq, session: SessionDep, principal: WebPrincipal
+    request: Request, thread_id: str, seq: Seq, load: ThreadLoader
 ) -> HTMLResponse:
     """One message in full, as a page."""
-    load = _signed_in_loader(session, principal, thread_id)
     return await message_page(request, f"/t/{thread_id}", load, seq, fragment=False)
 
 
 @router.get("/t/{thread_id:thread_id}/m/{seq}/body")
 async def get_thread_message_body(
-    request: Request, thread_id: str, seq: Seq, session: SessionDep, principal: WebPrincipal
+    request: Request, thread_id: str, seq: Seq, load: ThreadLoader
 ) -> HTMLResponse:
     """One message in full, as a fragment (what "show all" loads)."""
-    load = _signed_in_loader(session, principal, thread_id)
     return await message_page(request, f"/t/{thread_id}", load, seq, fragment=True)
 
 
 @router.get("/t/{thread_id:thread_id}/m/{seq}/raw")
-async def get_thread_message_raw(
-    thread_id: str, seq: Seq, session: SessionDep, principal: WebPrincipal
-) -> Response:
+async def get_thread_message_raw(seq: Seq, load: ThreadLoader) -> Response:
     """One message as its JSON object."""
-    return await raw_message(_signed_in_loader(session, principal, thread_id), seq)
+    return await raw_message(load, seq)

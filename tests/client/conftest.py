@@ -24,6 +24,7 @@ from app.auth import create_token
 from app.config import Settings
 from loomsync import ClientPaths, LocalThreadStore, SyncingThreadStore, ThreadSyncClient
 from loomsync.model import Message, Thread
+from tests.homes import home_env
 from tests.servers import STARTUP_SECONDS, free_port, poll
 
 MAIN = Path(__file__).resolve().parents[2]
@@ -269,16 +270,7 @@ class Person:
 def person(tmp_path: Path) -> Person:
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOMSYNC_", "XDG_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        COLUMNS="120",
-        LOOMSYNC_RETRIES="1",
-    )
+    env = home_env(home, XDG_CACHE_HOME=str(home / ".cache"), COLUMNS="120", LOOMSYNC_RETRIES="1")
     return Person(home, env)
 
 

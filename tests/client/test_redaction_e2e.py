@@ -16,7 +16,6 @@ that is expected until the detector lands (``planted.PLACEHOLDER_KINDS``).
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from loomsync import edits
 from tests.client import planted
 from tests.client.conftest import LiveServer, Person
 from tests.client.recording_proxy import RecordingProxy, recording_proxy
+from tests.homes import home_env
 
 KINDS = sorted(planted.PLANTED)
 
@@ -61,16 +61,7 @@ class Scenario:
 def _person(root: Path) -> Person:
     home = root / "home"
     home.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOMSYNC_", "XDG_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        COLUMNS="120",
-        LOOMSYNC_RETRIES="1",
-    )
-    return Person(home, env)
+    return Person(home, home_env(home, COLUMNS="120", LOOMSYNC_RETRIES="1"))
 
 
 def _seen(client: httpx.Client, thread_id: str) -> Seen:

@@ -10,19 +10,22 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, select, update
+from sqlalchemy import Column, func, select, update
 
 from app.audit.context import AuditContext
 from app.audit.tables import audit_events
 from app.auth import ANONYMOUS, Principal
 from app.errors import NotFound
 from app.sharing import repository
-from app.sharing.links import LinkGone, is_secret, new_secret, record_use, resolve
+from app.sharing.links import LinkGone, is_secret, record_use, resolve
+from app.sharing.repository import CreatedLink
 from app.sharing.tables import share_links
+from app.web.session import new_secret
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
 
@@ -42,12 +45,39 @@ def alice(new_user: Callable[[str], str]) -> str:
     return new_user("alice")
 
 
+async def _link(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    auth: TokenFactory,
+    owner: str,
+    expires_in: int | None = None,
+) -> tuple[uuid.UUID, CreatedLink]:
+    """A new private thread of ``owner`` and a link to it, made as the owner."""
+    thread_id = await _thread(client, auth(owner))
+    async with app.state.sessionmaker() as session:
+        made = await repository.create(session, _context(Principal(owner)), thread_id, expires_in)
+    return thread_id, made
+
+
+async def _gone(app: FastAPI, secret: str) -> LinkGone:
+    """What :func:`resolve` raises for ``secret`` (it must raise LinkGone)."""
+    async with app.state.sessionmaker() as session:
+        with pytest.raises(LinkGone) as gone:
+            await resolve(session, secret)
+    return gone.value
+
+
+async def _stored(app: FastAPI, column: Column[Any], link_id: uuid.UUID) -> Any:
+    """The link's ``column`` as stored."""
+    async with app.state.sessionmaker() as session:
+        query = select(column).where(share_links.c.id == link_id)
+        return (await session.execute(query)).scalar()
+
+
 async def test_a_new_link_resolves_and_each_use_is_counted_and_audited(
     app: FastAPI, client: httpx.AsyncClient, auth: TokenFactory, alice: str
 ) -> None:
-    thread_id = await _thread(client, auth(alice))
-    async with app.state.sessionmaker() as session:
-        made = await repository.create(session, _context(Principal(alice)), thread_id, None)
+    thread_id, made = await _link(app, client, auth, alice)
     assert is_secret(made.secret)
     for expected in (1, 2):
         async with app.state.sessionmaker() as session:
@@ -102,16 +132,14 @@ async def test_a_malformed_secret_names_no_link(app: FastAPI, secret: str) -> No
 async def test_an_unknown_secret_names_no_link(app: FastAPI) -> None:
     async with app.state.sessionmaker() as session:
         with pytest.raises(NotFound):
-            await resolve(session, new_secret())
+            await resolve(session, new_secret().value)
 
 
 async def test_a_revoked_link_is_gone_and_a_use_after_resolve_records_nothing(
     app: FastAPI, client: httpx.AsyncClient, auth: TokenFactory, alice: str
 ) -> None:
-    thread_id = await _thread(client, auth(alice))
+    thread_id, made = await _link(app, client, auth, alice)
     owner = _context(Principal(alice))
-    async with app.state.sessionmaker() as session:
-        made = await repository.create(session, owner, thread_id, None)
     async with app.state.sessionmaker() as session:
         link = await resolve(session, made.secret)
         await session.rollback()
@@ -121,24 +149,14 @@ async def test_a_revoked_link_is_gone_and_a_use_after_resolve_records_nothing(
             await record_use(session, link, _context(ANONYMOUS), via="page")
     assert gone.value.reason == "revoked"
     assert gone.value.status == 410
-    async with app.state.sessionmaker() as session:
-        with pytest.raises(LinkGone) as again:
-            await resolve(session, made.secret)
-        count = (
-            await session.execute(
-                select(share_links.c.use_count).where(share_links.c.id == made.id)
-            )
-        ).scalar()
-    assert again.value.reason == "revoked"
-    assert count == 0
+    assert (await _gone(app, made.secret)).reason == "revoked"
+    assert await _stored(app, share_links.c.use_count, made.id) == 0
 
 
 async def test_an_expired_link_is_gone_by_the_database_clock(
     app: FastAPI, client: httpx.AsyncClient, auth: TokenFactory, alice: str
 ) -> None:
-    thread_id = await _thread(client, auth(alice))
-    async with app.state.sessionmaker() as session:
-        made = await repository.create(session, _context(Principal(alice)), thread_id, 3600)
+    _, made = await _link(app, client, auth, alice, expires_in=3600)
     assert made.expires_at is not None
     assert made.expires_at - made.created_at == timedelta(seconds=3600)
     async with app.state.sessionmaker() as session:
@@ -149,29 +167,17 @@ async def test_an_expired_link_is_gone_by_the_database_clock(
             .values(expires_at=func.now() - timedelta(microseconds=1))
         )
         await session.commit()
-    async with app.state.sessionmaker() as session:
-        with pytest.raises(LinkGone) as gone:
-            await resolve(session, made.secret)
-    assert gone.value.reason == "expired"
+    assert (await _gone(app, made.secret)).reason == "expired"
 
 
 async def test_deleting_the_thread_kills_its_links(
     app: FastAPI, client: httpx.AsyncClient, auth: TokenFactory, alice: str
 ) -> None:
-    thread_id = await _thread(client, auth(alice))
-    async with app.state.sessionmaker() as session:
-        made = await repository.create(session, _context(Principal(alice)), thread_id, None)
+    thread_id, made = await _link(app, client, auth, alice)
     deleted = await client.delete(
         f"/api/threads/{ThreadId.from_uuid(thread_id)}", headers=auth(alice)
     )
     assert deleted.status_code == 204
-    async with app.state.sessionmaker() as session:
-        with pytest.raises(LinkGone) as gone:
-            await resolve(session, made.secret)
-        revoked_at = (
-            await session.execute(
-                select(share_links.c.revoked_at).where(share_links.c.id == made.id)
-            )
-        ).scalar()
-    assert gone.value.reason == "thread_deleted"
+    assert (await _gone(app, made.secret)).reason == "thread_deleted"
+    revoked_at = await _stored(app, share_links.c.revoked_at, made.id)
     assert revoked_at is not None  # the deletion revoked it, in the same transaction

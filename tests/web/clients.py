@@ -3,7 +3,6 @@ HTTP, run the ``loomsync`` CLI with a HOME of its own."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import uuid
@@ -12,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from tests.homes import home_env
 from tests.servers import Server
 
 LOOMSYNC = Path(sys.executable).parent / "loomsync"  # the console script beside this Python
@@ -42,14 +42,7 @@ def put_thread(server: Server, token: str, title: str, contents: list[str]) -> s
 
 def loomsync(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the ``loomsync`` CLI with its own HOME and XDG folders."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOMSYNC_", "XDG_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        BROWSER="false",  # webbrowser must never start a real browser from a test
-    )
+    env = home_env(home, BROWSER="false")  # webbrowser must never start a real browser here
     done = subprocess.run(
         [str(LOOMSYNC), *args], env=env, capture_output=True, text=True, timeout=60, cwd=home
     )

@@ -29,7 +29,7 @@ from loomsync.ids import ThreadId
 from tests.conftest import THREADS_DIR, TokenFactory, load_thread
 from tests.documents import thread_doc
 from tests.servers import Server
-from tests.web import seeding
+from tests.web import rows
 from tests.web.crawl import (
     DOM_URLS,
     UnknownParameter,
@@ -110,15 +110,15 @@ def seed(web_server: Server, auth: TokenFactory, database_url: str) -> Seed:
     return Seed(
         user_id=user_id,
         org_id=org_id,
-        cookie=seeding.web_session(database_url, user_id, org_id, []),
+        cookie=rows.run(rows.session_cookie(database_url, user_id, org_id)),
         real_thread=str(real["id"]),
         values={
             # the public hostile thread, so both identities see it; the real one is reached
             # through the links of the signed-in pages
             "thread_id": str(hostile_id),
             "seq": str(len(hostile["conversation"]["messages"]) - 1),  # the tool output
-            "secret": seeding.share_link(database_url, hostile_id, user_id),
-            "code": seeding.login_code(database_url, user_id, org_id, []),
+            "secret": rows.run(rows.insert_share_link(database_url, hostile_id, user_id)),
+            "code": rows.run(rows.insert_login_code(database_url, user_id, org_id)),
             "q": "elsewhere",
         },
     )

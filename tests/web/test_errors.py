@@ -15,7 +15,7 @@ from app.errors import PROBLEM_JSON
 from app.main import create_app
 from tests.conftest import TokenFactory
 from tests.servers import Server
-from tests.web import seeding
+from tests.web import rows
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -130,7 +130,7 @@ def crashing(settings: Settings) -> Get:
             async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
                 return await http.get(path, headers=headers)
 
-        return seeding.run(one())
+        return rows.run(one())
 
     return get
 

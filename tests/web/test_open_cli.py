@@ -14,8 +14,9 @@ import httpx
 
 from app.auth import create_token
 from app.config import Settings
+from tests.homes import home_env
 from tests.servers import Server
-from tests.web.clients import loomsync, put_thread
+from tests.web.clients import LOOMSYNC, loomsync, put_thread
 
 Names = Callable[[str], str]
 SERVER_CLI = Path(sys.executable).parent / "loomsync-server"
@@ -74,17 +75,9 @@ def test_open_starts_the_browser_on_the_link(
     fake_browser = tmp_path / "browser.sh"
     fake_browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
     fake_browser.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOMSYNC_", "XDG_"))}
-    env.update(
-        HOME=str(tmp_path),
-        XDG_CONFIG_HOME=str(tmp_path / ".config"),
-        XDG_DATA_HOME=str(tmp_path / ".local" / "share"),
-        XDG_STATE_HOME=str(tmp_path / ".local" / "state"),
-        BROWSER=f"{fake_browser} %s",
-    )
     done = subprocess.run(
-        [str(Path(sys.executable).parent / "loomsync"), "open", thread_id],
-        env=env,
+        [str(LOOMSYNC), "open", thread_id],
+        env=home_env(tmp_path, BROWSER=f"{fake_browser} %s"),
         capture_output=True,
         text=True,
         timeout=60,

@@ -7,12 +7,11 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-import asyncpg
 import httpx
 
 from app.web.reading import PAGE
 from tests.web.documents import conversation, document
-from tests.web.rows import asyncpg_dsn, insert_share_link
+from tests.web.rows import connect, insert_share_link
 
 
 async def _private_thread(client: httpx.AsyncClient, owner: dict[str, str], count: int) -> str:
@@ -23,14 +22,11 @@ async def _private_thread(client: httpx.AsyncClient, owner: dict[str, str], coun
 
 
 async def _use_count(database_url: str, thread_id: str) -> int:
-    connection = await asyncpg.connect(asyncpg_dsn(database_url))
-    try:
+    async with connect(database_url) as connection:
         count: int = await connection.fetchval(
             "SELECT sum(use_count) FROM share_links WHERE thread_id = $1",
             uuid.UUID(thread_id[2:]),
         )
-    finally:
-        await connection.close()
     return count
 
 

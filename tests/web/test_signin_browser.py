@@ -5,6 +5,7 @@ search jumps to the matching message of the viewer."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +20,47 @@ from tests.web.clients import loomsync, put_thread
 
 Names = Callable[[str], str]
 ATTACKER = "http://attacker.example"
+WHO = ".site-nav .who"
 
 
-def open_link(tmp_path: Path, server: Server, token: str, *args: str) -> str:
-    """``loomsync login`` then ``loomsync open [ARGS] --print``; the link it prints."""
-    login = loomsync(tmp_path, "login", "--server", server.base_url, "--token", token)
-    assert login.returncode == 0, login.stderr
-    opened = loomsync(tmp_path, "open", *args, "--print")
-    assert opened.returncode == 0, opened.stderr
-    url = opened.stdout.strip()
-    assert url.startswith(f"{server.base_url}/login?code="), opened.stdout
-    return url
+@dataclass(frozen=True)
+class Site:
+    """The live server, and what signing a browser in to it through ``loomsync open`` takes."""
+
+    server: Server
+    settings: Settings
+    home: Path
+    new_user: Names
+
+    def url(self, path: str = "/") -> str:
+        return f"{self.server.base_url}{path}"
+
+    def user(self, name: str, **claims: Any) -> tuple[str, str]:
+        """A new user named after ``name``, and a bearer token of theirs."""
+        user = self.new_user(name)
+        return user, create_token(self.settings, user, **claims)
+
+    def put_thread(self, token: str, title: str, contents: list[str]) -> str:
+        return put_thread(self.server, token, title, contents)
+
+    def open_link(self, token: str, *args: str) -> str:
+        """``loomsync login`` then ``loomsync open [ARGS] --print``; the link it prints."""
+        login = loomsync(self.home, "login", "--server", self.server.base_url, "--token", token)
+        assert login.returncode == 0, login.stderr
+        opened = loomsync(self.home, "open", *args, "--print")
+        assert opened.returncode == 0, opened.stderr
+        url = opened.stdout.strip()
+        assert url.startswith(self.url("/login?code=")), opened.stdout
+        return url
+
+    def sign_in(self, page: Page, user: str, token: str, *args: str) -> None:
+        """Sign ``page``'s browser in as ``user`` with the link ``loomsync open`` prints."""
+        continue_sign_in(page, self.open_link(token, *args), user)
+
+
+@pytest.fixture
+def site(web_server: Server, settings: Settings, tmp_path: Path, new_user: Names) -> Site:
+    return Site(web_server, settings, tmp_path, new_user)
 
 
 def continue_sign_in(page: Page, url: str, user: str) -> None:
@@ -41,26 +72,33 @@ def continue_sign_in(page: Page, url: str, user: str) -> None:
         button.click()
 
 
+def session_cookies(context: BrowserContext) -> list[dict[str, Any]]:
+    return [dict(c) for c in context.cookies() if c["name"] == COOKIE]
+
+
 def session_cookie(context: BrowserContext) -> dict[str, Any]:
-    found = [dict(c) for c in context.cookies() if c["name"] == COOKIE]
+    found = session_cookies(context)
     assert len(found) == 1, context.cookies()
     return found[0]
 
 
+def signed_in_as(page: Page) -> str:
+    """Who the page's navigation says is signed in."""
+    return page.locator(f"{WHO} strong").inner_text()
+
+
+def not_signed_in(page: Page) -> bool:
+    return page.locator(WHO).inner_text() == "Not signed in"
+
+
 def test_loomsync_open_signs_in_and_logout_ends_the_session(
-    web_server: Server,
-    settings: Settings,
-    context: BrowserContext,
-    page: Page,
-    tmp_path: Path,
-    new_user: Names,
+    site: Site, context: BrowserContext, page: Page
 ) -> None:
-    user = new_user("alice")
-    token = create_token(settings, user, org="acme")
-    put_thread(web_server, token, "Fix the flaky upload test", ["why does it fail?", "timing"])
-    continue_sign_in(page, open_link(tmp_path, web_server, token), user)
-    assert page.url == f"{web_server.base_url}/"
-    assert page.locator(".site-nav .who strong").inner_text() == user
+    user, token = site.user("alice", org="acme")
+    site.put_thread(token, "Fix the flaky upload test", ["why does it fail?", "timing"])
+    site.sign_in(page, user, token)
+    assert page.url == site.url("/")
+    assert signed_in_as(page) == user
     assert page.get_by_role("link", name="Fix the flaky upload test").is_visible()
     cookie = session_cookie(context)
     assert cookie["httpOnly"] is True
@@ -68,36 +106,25 @@ def test_loomsync_open_signs_in_and_logout_ends_the_session(
     assert COOKIE not in page.evaluate("document.cookie")  # HttpOnly: no script reads it
     with page.expect_navigation():
         page.get_by_role("button", name="Sign out").click()
-    assert page.locator(".site-nav .who").inner_text() == "Not signed in"
-    assert not [c for c in context.cookies() if c["name"] == COOKIE]
+    assert not_signed_in(page)
+    assert not session_cookies(context)
     context.add_cookies([cookie])  # a copy kept: the server ended the session all the same
-    page.goto(f"{web_server.base_url}/")
-    assert page.locator(".site-nav .who").inner_text() == "Not signed in"
+    page.goto(site.url("/"))
+    assert not_signed_in(page)
 
 
-def test_loomsync_open_with_an_id_lands_on_that_thread(
-    web_server: Server,
-    settings: Settings,
-    page: Page,
-    tmp_path: Path,
-    new_user: Names,
-) -> None:
-    user = new_user("alice")
-    token = create_token(settings, user)
-    thread_id = put_thread(web_server, token, "one thread", ["hello"])
-    continue_sign_in(page, open_link(tmp_path, web_server, token, thread_id), user)
-    assert page.url == f"{web_server.base_url}/t/{thread_id}"
+def test_loomsync_open_with_an_id_lands_on_that_thread(site: Site, page: Page) -> None:
+    user, token = site.user("alice")
+    thread_id = site.put_thread(token, "one thread", ["hello"])
+    site.sign_in(page, user, token, thread_id)
+    assert page.url == site.url(f"/t/{thread_id}")
 
 
 def test_a_used_link_does_not_sign_in_again(
-    web_server: Server,
-    settings: Settings,
-    browser_context_factory: Callable[[], BrowserContext],
-    tmp_path: Path,
-    new_user: Names,
+    site: Site, browser_context_factory: Callable[[], BrowserContext]
 ) -> None:
-    user = new_user("alice")
-    url = open_link(tmp_path, web_server, create_token(settings, user))
+    user, token = site.user("alice")
+    url = site.open_link(token)
     first = browser_context_factory().new_page()
     continue_sign_in(first, url, user)
     second = browser_context_factory().new_page()
@@ -131,69 +158,52 @@ def attacker_page(context: BrowserContext, html: str) -> None:
     )
 
 
-def test_a_page_of_another_site_cannot_sign_the_browser_out(
-    web_server: Server,
-    settings: Settings,
-    context: BrowserContext,
-    page: Page,
-    tmp_path: Path,
-    new_user: Names,
-) -> None:
-    user = new_user("alice")
-    continue_sign_in(page, open_link(tmp_path, web_server, create_token(settings, user)), user)
-    csrf = page.locator("input[name=csrf_token]").get_attribute("value")
-    form = (
-        f'<form id="f" method="post" action="{web_server.base_url}/logout">'
-        f'<input name="csrf_token" value="{csrf}"></form>'
-        '<script>document.getElementById("f").submit()</script>'
+def attacker_post(context: BrowserContext, action: str, fields: dict[str, str]) -> None:
+    """Serve, as the page of another site, a form that posts ``fields`` to ``action`` as soon
+    as it loads."""
+    inputs = "".join(f'<input name="{name}" value="{value}">' for name, value in fields.items())
+    attacker_page(
+        context,
+        f'<form id="f" method="post" action="{action}">{inputs}</form>'
+        '<script>document.getElementById("f").submit()</script>',
     )
-    attacker_page(context, form)
+
+
+def test_a_page_of_another_site_cannot_sign_the_browser_out(
+    site: Site, context: BrowserContext, page: Page
+) -> None:
+    user, token = site.user("alice")
+    site.sign_in(page, user, token)
+    csrf = page.locator("input[name=csrf_token]").get_attribute("value")
+    attacker_post(context, site.url("/logout"), {"csrf_token": f"{csrf}"})
     evil = context.new_page()
-    with evil.expect_navigation(url=f"{web_server.base_url}/logout"):
+    with evil.expect_navigation(url=site.url("/logout")):
         evil.goto(f"{ATTACKER}/logout-trap")
-    page.goto(f"{web_server.base_url}/")
-    assert page.locator(".site-nav .who strong").inner_text() == user
+    page.goto(site.url("/"))
+    assert signed_in_as(page) == user
 
 
 def test_a_page_of_another_site_cannot_sign_the_browser_in_as_someone_else(
-    web_server: Server,
-    settings: Settings,
-    context: BrowserContext,
-    page: Page,
-    tmp_path: Path,
-    new_user: Names,
+    site: Site, context: BrowserContext, page: Page
 ) -> None:
     """Login CSRF: mallory's code, posted from mallory's page, opens no session here."""
-    mallory = new_user("mallory")
-    url = open_link(tmp_path, web_server, create_token(settings, mallory))
-    code = url.split("code=")[1].split("&")[0]
-    form = (
-        f'<form id="f" method="post" action="{web_server.base_url}/login">'
-        f'<input name="code" value="{code}"><input name="form_token" value="x"></form>'
-        '<script>document.getElementById("f").submit()</script>'
-    )
-    attacker_page(context, form)
-    with page.expect_navigation(url=f"{web_server.base_url}/login"):
+    _, token = site.user("mallory")
+    code = site.open_link(token).split("code=")[1].split("&")[0]
+    attacker_post(context, site.url("/login"), {"code": code, "form_token": "x"})
+    with page.expect_navigation(url=site.url("/login")):
         page.goto(f"{ATTACKER}/login-trap")
-    assert not [c for c in context.cookies() if c["name"] == COOKIE]
-    page.goto(f"{web_server.base_url}/")
-    assert page.locator(".site-nav .who").inner_text() == "Not signed in"
+    assert not session_cookies(context)
+    page.goto(site.url("/"))
+    assert not_signed_in(page)
 
 
-def test_search_jumps_to_the_message(
-    web_server: Server,
-    settings: Settings,
-    page: Page,
-    tmp_path: Path,
-    new_user: Names,
-) -> None:
-    user = new_user("alice")
-    token = create_token(settings, user)
+def test_search_jumps_to_the_message(site: Site, page: Page) -> None:
+    user, token = site.user("alice")
     contents = [f"routine step {i} of the migration" for i in range(300)]
     contents[250] = "the axolotl regenerates its gills"
-    thread_id = put_thread(web_server, token, "a long thread", contents)
-    continue_sign_in(page, open_link(tmp_path, web_server, token), user)
-    page.goto(f"{web_server.base_url}/search?q=axolotl")
+    thread_id = site.put_thread(token, "a long thread", contents)
+    site.sign_in(page, user, token)
+    page.goto(site.url("/search?q=axolotl"))
     hit = page.locator(f'a[href="/t/{thread_id}#m-250"]')
     assert hit.count() == 1
     assert "axolotl" in page.locator(".snippet b").first.inner_text()
@@ -211,24 +221,18 @@ def test_search_jumps_to_the_message(
 
 
 def test_a_link_from_another_site_arrives_signed_in(
-    web_server: Server,
-    settings: Settings,
-    context: BrowserContext,
-    page: Page,
-    tmp_path: Path,
-    new_user: Names,
+    site: Site, context: BrowserContext, page: Page
 ) -> None:
     """SameSite=Strict leaves the session cookie out of a navigation another site started;
     the Lax hint makes the server reload the page from its own origin (app/web/bounce.py)."""
-    user = new_user("alice")
-    token = create_token(settings, user)
-    put_thread(web_server, token, "linked from chat", ["hello"])
-    continue_sign_in(page, open_link(tmp_path, web_server, token), user)
-    attacker_page(context, f'<a id="go" href="{web_server.base_url}/">my threads</a>')
+    user, token = site.user("alice")
+    site.put_thread(token, "linked from chat", ["hello"])
+    site.sign_in(page, user, token)
+    attacker_page(context, f'<a id="go" href="{site.url("/")}">my threads</a>')
     chat = context.new_page()
     chat.goto(f"{ATTACKER}/chat")
-    with chat.expect_navigation(url=f"{web_server.base_url}/"):
+    with chat.expect_navigation(url=site.url("/")):
         chat.click("#go")
-    chat.locator(".site-nav .who strong").wait_for()
-    assert chat.locator(".site-nav .who strong").inner_text() == user
+    chat.locator(f"{WHO} strong").wait_for()
+    assert signed_in_as(chat) == user
     assert chat.get_by_role("link", name="linked from chat").is_visible()

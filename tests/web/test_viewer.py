@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from app.web.reading import PAGE
 from app.web.render.messages import FULL_CHARS, TEXT_CHARS
@@ -18,6 +19,8 @@ from tests.web.documents import conversation, document
 from tests.web.rows import insert_session
 
 ANCHOR = re.compile(r'id="m-(\d+)"')
+Headers = dict[str, str]
+SessionOf = Callable[..., Awaitable[Headers]]
 
 
 async def _store(client: httpx.AsyncClient, headers: dict[str, str], doc: dict[str, Any]) -> str:
@@ -28,6 +31,22 @@ async def _store(client: httpx.AsyncClient, headers: dict[str, str], doc: dict[s
 
 def _anchors(html: str) -> list[int]:
     return [int(n) for n in ANCHOR.findall(html)]
+
+
+async def _status(
+    client: httpx.AsyncClient, path: str, headers: dict[str, str] | None = None
+) -> int:
+    return (await client.get(path, headers=headers)).status_code
+
+
+@pytest.fixture
+def session_of(database_url: str) -> SessionOf:
+    """``await session_of(user, org, roles)``: the headers of a new live web session."""
+
+    async def make(user: str, org: str | None = None, roles: tuple[str, ...] = ()) -> Headers:
+        return await insert_session(database_url, user, org, roles)
+
+    return make
 
 
 async def test_public_thread_page_shows_header_and_first_page_only(
@@ -73,26 +92,24 @@ async def test_messages_fragment_is_one_page_without_the_site_frame(
 
 async def test_private_thread_is_a_404_to_anyone_but_its_owner(
     client: httpx.AsyncClient,
-    database_url: str,
+    session_of: SessionOf,
     auth: TokenFactory,
     new_user: Callable[[str], str],
     new_org: Callable[[str], str],
 ) -> None:
     org = new_org("acme")
     alice = new_user("alice")
-    thread_id = await _store(client, auth(alice, org=org), document(conversation(3)))
-    assert (await client.get(f"/t/{thread_id}")).status_code == 404
-    teammate = await insert_session(database_url, new_user("bob"), org)
-    assert (await client.get(f"/t/{thread_id}", headers=teammate)).status_code == 404
-    mine = await insert_session(database_url, alice, org)
-    assert (await client.get(f"/t/{thread_id}", headers=mine)).status_code == 200
-    admin = await insert_session(database_url, new_user("root"), None, ("admin",))
-    assert (await client.get(f"/t/{thread_id}", headers=admin)).status_code == 200
+    page = f"/t/{await _store(client, auth(alice, org=org), document(conversation(3)))}"
+    assert await _status(client, page) == 404
+    assert await _status(client, page, await session_of(new_user("bob"), org)) == 404
+    assert await _status(client, page, await session_of(alice, org)) == 200
+    admin = await session_of(new_user("root"), None, ("admin",))
+    assert await _status(client, page, admin) == 200
 
 
 async def test_organization_thread_opens_for_a_teammate_session_only(
     client: httpx.AsyncClient,
-    database_url: str,
+    session_of: SessionOf,
     auth: TokenFactory,
     new_user: Callable[[str], str],
     new_org: Callable[[str], str],
@@ -100,12 +117,11 @@ async def test_organization_thread_opens_for_a_teammate_session_only(
     org = new_org("acme")
     doc = document(conversation(3), visibility="organization")
     thread_id = await _store(client, auth(new_user("alice"), org=org), doc)
-    teammate = await insert_session(database_url, new_user("bob"), org)
-    stranger = await insert_session(database_url, new_user("eve"), new_org("other"))
-    assert (await client.get(f"/t/{thread_id}", headers=teammate)).status_code == 200
-    assert (await client.get(f"/t/{thread_id}", headers=stranger)).status_code == 404
-    assert (await client.get(f"/t/{thread_id}/messages", headers=stranger)).status_code == 404
-    assert (await client.get(f"/t/{thread_id}/m/0", headers=stranger)).status_code == 404
+    teammate = await session_of(new_user("bob"), org)
+    stranger = await session_of(new_user("eve"), new_org("other"))
+    assert await _status(client, f"/t/{thread_id}", teammate) == 200
+    for path in (f"/t/{thread_id}", f"/t/{thread_id}/messages", f"/t/{thread_id}/m/0"):
+        assert await _status(client, path, stranger) == 404
 
 
 async def test_bearer_token_does_not_open_a_page(
