@@ -29,7 +29,7 @@ from app.routes import ApiRouter
 from app.web import logins
 from app.web.bounce import HINT_COOKIE
 from app.web.csrf import is_https, origin_problem, token_matches
-from app.web.pages import render
+from app.web.pages import notice, render
 from app.web.redirects import safe_next
 from app.web.session import COOKIE, WebSessionDep
 
@@ -39,11 +39,6 @@ router = ApiRouter(include_in_schema=False)
 LOGIN_COOKIE = "loomsync_login"
 MAX_FORM_FIELDS = 8
 AGAIN = "Run `loomsync open` again (or ask for a new link) to get a fresh one."
-
-
-def notice(request: Request, status: int, heading: str, text: str) -> HTMLResponse:
-    """A small page that says what happened and what to do (every refusal of these pages)."""
-    return render(request, "notice.html", {"heading": heading, "text": text}, status_code=status)
 
 
 async def _form(request: Request) -> dict[str, str]:

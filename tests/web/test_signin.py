@@ -14,9 +14,10 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
+from app.secrettokens import secret_hash
 from app.web.logins import LATEST, token_expiry
 from app.web.redirects import safe_next
-from app.web.session import COOKIE, secret_hash
+from app.web.session import COOKIE
 from app.web.tables import login_codes
 from tests.conftest import TokenFactory
 from tests.web.signing import code_of, csrf_of, login_code, login_form, page_origin, sign_in
