@@ -204,7 +204,8 @@ class ShareLinkCalls:
 
         A link's URL must be of this client's server (same scheme, host and port): the secret
         of another server's link is never sent here (it would open nothing, and would hand
-        that server's secret to this one).
+        that server's secret to this one). A server whose ``LOOMSYNC_PUBLIC_URL`` differs from
+        the address this client uses makes links of another origin: pass their secret alone.
 
         Raises:
             InvalidInputError: ``link`` is not a share link, or is a link of another server
@@ -216,7 +217,8 @@ class ShareLinkCalls:
         if "://" in link and origin(link) != origin(self.server_url):
             raise InvalidInputError(
                 f"this share link is of {origin(link)}, not of this client's server "
-                f"{origin(self.server_url)}: nothing sent (log in to that server to read it)"
+                f"{origin(self.server_url)}: nothing sent (log in to that server to read it; "
+                "if it is this server under another address, pass the secret alone)"
             )
         response = self.request("GET", f"/api/shared/{quote(secret, safe='')}")
         return responses.thread(response)
