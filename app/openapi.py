@@ -12,7 +12,10 @@ tests/test_schema_fuzz.py, checks every answer against it):
   ``Retry-After``;
 - inputs are described as strictly as the server checks them: optional headers are strings
   (never null), the ``If-Match`` grammar (required on append), the ``Idempotency-Key`` grammar, a non-blank ``q`` of at most ``LOOMSYNC_MAX_QUERY_CHARS`` characters,
-  non-blank commit SHAs, ``is_private`` only ``false``.
+  non-blank commit SHAs, ``is_private`` only ``false``;
+- security is declared per operation (:func:`security_of`), never globally: a bearer token
+  where one is required, none for ``/health*`` and ``GET /api/shared/{secret}``, either for
+  ``GET /api/threads/{id}`` (public threads read anonymously).
 """
 
 from __future__ import annotations
@@ -53,6 +56,30 @@ _TAG = '(W/)?"[0-9]{1,18}"|[0-9]{1,18}'
 IF_MATCH_PATTERN = f"^[ \\t]*(\\*|({_TAG})[ \\t]*(,[ \\t]*({_TAG})[ \\t]*)*)[ \\t]*$"
 
 _UNGUARDED = frozenset({"/health"})
+
+#: Who may call an operation, as OpenAPI security requirements (OpenAPI 3.1 section 4.8.10):
+#: a bearer token, or nothing. Each operation gets its own, so Swagger UI at /docs shows the
+#: lock where a token is needed (and sends one there), and none where it is not.
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+ANYONE: list[dict[str, list[str]]] = []
+BEARER_OR_ANONYMOUS: list[dict[str, list[str]]] = [{"bearer": []}, {}]
+#: Operations that need no token (a token sent anyway is checked, and recorded in the audit
+#: trail of a share link's use). Every other ``/api`` operation answers 401 without one.
+_NO_TOKEN = frozenset({("get", "/api/shared/{secret}")})
+#: Operations open to anonymous callers for some resources: a public thread reads without a
+#: token, any other needs one (404 without).
+_TOKEN_OPTIONAL = frozenset({("get", "/api/threads/{thread_id}")})
+
+
+def security_of(path: str, method: str) -> list[dict[str, list[str]]]:
+    """The security requirement of one operation: none outside ``/api`` (``/health``,
+    ``/health/ready``, ``/metrics``) and for a share link's read, bearer-or-anonymous for
+    reading one thread (public threads), a bearer token for the rest."""
+    if not path.startswith("/api/") or (method, path) in _NO_TOKEN:
+        return ANYONE
+    if (method, path) in _TOKEN_OPTIONAL:
+        return BEARER_OR_ANONYMOUS
+    return BEARER
 
 
 def _problem_422() -> dict[str, Any]:
@@ -147,9 +174,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         for method, operation in operations.items():
             _describe_parameters(path, method, operation, settings)
             _add_shared_responses(path, operation)
+            operation["security"] = security_of(path, method)
     schema["components"]["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
     }
-    schema["security"] = [{"bearer": []}, {}]
     app.openapi_schema = schema
     return schema

@@ -19,30 +19,46 @@ from loomsync.sharelinks import ShareLink
 from loomsync.syncing import SyncingThreadStore
 from loomsync.terminal import TerminalConsole, printable
 
-_DURATION = re.compile(r"(\d{1,12})([smhdw]?)", re.ASCII)
+_DURATION = re.compile(r"(\d{1,100})([a-z]*)", re.ASCII | re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 #: The longest life the server gives a link (10 years).
 MAX_EXPIRES_SECONDS = 3650 * 86400
 
 
+_RANGE = (
+    "a link lives from 1 second to 10 years (the maximum: 3650d, 521w or 315360000 seconds); "
+    "leave --expires out for a link that lives until it is revoked"
+)
+
+
 def parse_expires(value: str) -> int:
-    """``7d``, ``12h``, ``90m``, ``45s``, ``2w`` or plain seconds → seconds (1 to 10 years).
+    """``7d``, ``12h``, ``90m``, ``45s``, ``2w``, or a plain number of seconds (``3600``) →
+    seconds, 1 second to 10 years (docs/client.md).
 
     Raises:
-        typer.BadParameter: anything else.
+        typer.BadParameter: anything else; the message says which units there are, and the
+            maximum when the lifetime is too long (``1y`` and ``1000000d`` included).
     """
     match = _DURATION.fullmatch(value.strip())
     if match is None:
         raise typer.BadParameter(
-            "use a positive number with s, m, h, d or w (e.g. 7d)", param_hint="'--expires'"
-        )
-    seconds = int(match.group(1)) * _UNITS[match.group(2)]
-    if not 1 <= seconds <= MAX_EXPIRES_SECONDS:
-        raise typer.BadParameter(
-            "a link lives from 1 second to 10 years (3650d); leave --expires out for a link "
-            "that lives until it is revoked",
+            "give a whole number of seconds, or one with a unit: s, m, h, d or w (e.g. 7d)",
             param_hint="'--expires'",
         )
+    number, unit = int(match.group(1)), match.group(2).lower()
+    if unit == "y":
+        raise typer.BadParameter(
+            f"there is no year unit (y): give days (1y is 365d); {_RANGE}",
+            param_hint="'--expires'",
+        )
+    if unit not in _UNITS:
+        raise typer.BadParameter(
+            f"unknown unit {unit[:20]!r}: use s, m, h, d or w, or none for seconds (e.g. 7d)",
+            param_hint="'--expires'",
+        )
+    seconds = number * _UNITS[unit]
+    if not 1 <= seconds <= MAX_EXPIRES_SECONDS:
+        raise typer.BadParameter(_RANGE, param_hint="'--expires'")
     return seconds
 
 
@@ -62,7 +78,9 @@ def refuse_private(store: SyncingThreadStore, thread_id: str) -> None:
 
 
 def _link_dict(link: ShareLink) -> dict[str, Any]:
-    return link.model_dump(mode="json", exclude_none=False)
+    """The link as JSON: only the fields the server sent (a create's 201 has no state,
+    created_by or use_count; the model's defaults for them are not facts to print)."""
+    return link.model_dump(mode="json", include=set(link.model_fields_set))
 
 
 def create(

@@ -16,11 +16,32 @@ import typer
 from loomsync.cli import app, console, errors
 from loomsync.client import ThreadSyncClient
 from loomsync.config import default_paths, load_config
-from loomsync.errors import ConfigError
-from loomsync.ids import InvalidThreadId
+from loomsync.errors import ConfigError, GoneError, RemoteNotFoundError
+from loomsync.ids import InvalidThreadId, ThreadId
 from loomsync.model import format_utc_minute
 from loomsync.terminal import printable
 from loomsync.weblogin import login_link
+
+
+def must_exist(client: ThreadSyncClient, thread_id: str) -> None:
+    """``HEAD /api/threads/{id}`` with the client's token (no body crosses the wire): stop
+    before a sign-in link is made for a page that would only say 404 or 410.
+
+    Raises:
+        RemoteNotFoundError: no such thread on the server, or not one this token may read.
+        GoneError: the thread was deleted.
+    """
+    try:
+        client.request("HEAD", f"/api/threads/{thread_id}", thread_id=thread_id)
+    except GoneError as exc:
+        message = f"{thread_id} was deleted on the server: no page to open"
+        raise GoneError(thread_id, message, status=exc.status, url=exc.url) from None
+    except RemoteNotFoundError as exc:
+        message = (
+            f"{thread_id} is not on the server {client.server_url}, or is not yours to read: "
+            "no page to open"
+        )
+        raise RemoteNotFoundError(thread_id, message, status=exc.status, url=exc.url) from None
 
 
 @app.command("open")
@@ -28,7 +49,9 @@ def open_command(
     thread: Annotated[
         str | None,
         typer.Argument(
-            help="Thread id (T-…) to open; default: the thread lists.", show_default=False
+            help="Thread id (T-…) to open; default: the thread lists.",
+            show_default=False,
+            metavar="ID",
         ),
     ] = None,
     print_only: Annotated[
@@ -41,6 +64,8 @@ def open_command(
         raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
     with ThreadSyncClient.from_config(config) as client:
         try:
+            if thread is not None:
+                must_exist(client, str(ThreadId.parse(thread)))
             link = login_link(client, thread)
         except InvalidThreadId as exc:
             raise typer.BadParameter(str(exc), param_hint="'ID'") from None

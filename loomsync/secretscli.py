@@ -30,6 +30,7 @@ from loomsync.cli import (
 from loomsync.errors import ThreadNotFoundError
 from loomsync.model import Thread, Visibility
 from loomsync.secrets import Located
+from loomsync.sharelinks import LINK_ID
 from loomsync.syncing import SyncingThreadStore
 from loomsync.terminal import printable
 
@@ -194,6 +195,10 @@ def _share_links(
         raise typer.BadParameter("--expires goes with --link")
     if as_json and revoke is not None:
         raise typer.BadParameter("--json goes with --link or --links")
+    if revoke is not None and not LINK_ID.fullmatch(revoke):
+        raise typer.BadParameter(
+            f"not a link id (a UUID, as --links shows): {revoke[:80]!r}", param_hint="'--revoke'"
+        )
     lifetime = None if expires is None else linkscli.parse_expires(expires)
     with _store() as store:
         linkscli.refuse_private(store, thread)

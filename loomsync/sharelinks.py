@@ -99,6 +99,22 @@ def secret_of(link: str) -> str:
     return text
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin(url: str) -> str:
+    """``scheme://host:port`` of an absolute URL, lowercased, the default port filled in (RFC
+    6454 section 4), so ``https://A.example/`` and ``https://a.example:443/s/x`` are one origin.
+    A URL whose port is not a number has the origin ``invalid``."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return "invalid"
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
 def parse_link(response: httpx.Response, raw: Any) -> ShareLink:
     """One link of an answer.
 
@@ -132,6 +148,8 @@ class ShareLinkCalls:
 
     #: The transport: :meth:`loomsync.client.ThreadSyncClient.request`.
     request: Callable[..., httpx.Response]
+    #: The server this client talks to (no trailing slash).
+    server_url: str
 
     def create_share_link(self, thread_id: str, *, expires_in: int | None = None) -> ShareLink:
         """``POST /api/threads/{id}/share-links``: a new link that lets anyone holding its
@@ -184,13 +202,26 @@ class ShareLinkCalls:
         (its URL or its secret), as the owner's ``get_thread`` would give it. Each call counts
         as a use of the link on the server.
 
+        A link's URL must be of this client's server (same scheme, host and port): the secret
+        of another server's link is never sent here (it would open nothing, and would hand
+        that server's secret to this one). A server whose ``LOOMSYNC_PUBLIC_URL`` differs from
+        the address this client uses makes links of another origin: pass their secret alone.
+
         Raises:
-            InvalidInputError: ``link`` is not a share link.
+            InvalidInputError: ``link`` is not a share link, or is a link of another server
+                (nothing is sent).
             RemoteNotFoundError: no such link.
             GoneError: the link was revoked or has expired, or the thread was deleted.
         """
-        response = self.request("GET", f"/api/shared/{quote(secret_of(link), safe='')}")
+        secret = secret_of(link)
+        if "://" in link and origin(link) != origin(self.server_url):
+            raise InvalidInputError(
+                f"this share link is of {origin(link)}, not of this client's server "
+                f"{origin(self.server_url)}: nothing sent (log in to that server to read it; "
+                "if it is this server under another address, pass the secret alone)"
+            )
+        response = self.request("GET", f"/api/shared/{quote(secret, safe='')}")
         return responses.thread(response)
 
 
-__all__ = ["ShareLink", "ShareLinkCalls", "parse_link", "parse_links", "secret_of"]
+__all__ = ["ShareLink", "ShareLinkCalls", "origin", "parse_link", "parse_links", "secret_of"]

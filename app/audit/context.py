@@ -21,13 +21,19 @@ class AuditContext:
     request_id: str | None
 
 
-async def get_audit_context(request: Request, principal: CurrentPrincipal) -> AuditContext:
-    """FastAPI dependency: the :class:`AuditContext` of this request."""
+def audit_context(request: Request, principal: Principal) -> AuditContext:
+    """The :class:`AuditContext` of ``request`` made by ``principal``: the API's bearer caller
+    (:func:`get_audit_context`) or a page's session holder (app/web/shared.py)."""
     return AuditContext(
         principal=principal,
         client_ip=request.client.host if request.client else None,
         request_id=request.scope.get("state", {}).get("request_id"),
     )
+
+
+async def get_audit_context(request: Request, principal: CurrentPrincipal) -> AuditContext:
+    """FastAPI dependency: the :class:`AuditContext` of this request (bearer caller)."""
+    return audit_context(request, principal)
 
 
 AuditDep = Annotated[AuditContext, Depends(get_audit_context)]

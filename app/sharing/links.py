@@ -28,11 +28,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit import repository as audit_log
 from app.audit.context import AuditContext
 from app.errors import Gone, NotFound
+from app.secrettokens import secret_hash
 from app.sharing.tables import share_links
 from app.threads.tables import threads
-from app.web.session import secret_hash
 
-#: What :func:`app.web.session.new_secret` makes: 256 random bits (the issue asks for at least
+#: What :func:`app.secrettokens.new_secret` makes: 256 random bits (the issue asks for at least
 #: 128) as 43 URL-safe base64 characters.
 SECRET_PATTERN = "^[A-Za-z0-9_-]{43}$"
 _SECRET = re.compile(SECRET_PATTERN)
@@ -78,7 +78,7 @@ class LiveLink:
 
 
 def is_secret(text: str) -> bool:
-    """True when ``text`` has the shape of a secret :func:`app.web.session.new_secret` makes. Anything else
+    """True when ``text`` has the shape of a secret :func:`app.secrettokens.new_secret` makes. Anything else
     names no link (and is never hashed or looked up)."""
     return _SECRET.fullmatch(text) is not None
 

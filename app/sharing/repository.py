@@ -22,11 +22,11 @@ from app.audit import repository as audit_log
 from app.audit.context import AuditContext
 from app.auth import Principal
 from app.errors import Forbidden, Gone, NotFound
+from app.secrettokens import new_secret
 from app.sharing.tables import share_links
 from app.threads.access import can_read, can_write
 from app.threads.reads import facts
 from app.threads.tables import threads
-from app.web.session import new_secret
 
 #: What a listing returns of each link (never its hash).
 LISTED = (

@@ -13,7 +13,8 @@ Two independent checks, both required (OWASP CSRF Prevention Cheat Sheet):
    (``web_sessions.csrf_token``) on ``/logout``; before there is a session (``/login``), a
    random value set in an HttpOnly, SameSite=Strict cookie by ``GET /login`` and repeated in
    the form (double submit), so a login can only be completed from the page this browser was
-   shown.
+   shown. Each code has a cookie of its own (app/web/signin.py ``login_cookie``), so several
+   sign-in pages open at once each keep their form.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ operator (``loomsync-server token login``); it carries the token's identity and 
 exchanged once (:func:`redeem_code`: one ``UPDATE … WHERE used_at IS NULL … RETURNING``, so two
 exchanges racing for one code cannot both win) for a session that ends with the token
 (:func:`open_session`). Only SHA-256 hashes of codes and cookies are stored
-(:func:`app.web.session.new_secret` makes both); each is 256 random bits.
+(:func:`app.secrettokens.new_secret` makes both); each is 256 random bits.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
-from app.web.session import new_secret, secret_hash
+from app.secrettokens import new_secret, secret_hash
 from app.web.tables import login_codes, web_sessions
 
 #: The latest instant a session may end: ``exp`` claims past year 9999 are clamped to it.

@@ -67,3 +67,9 @@ def render(
     nonce = secrets.token_urlsafe(16)
     html = environment.get_template(template).render(request=request, nonce=nonce, **context)
     return HTMLResponse(html, status_code=status_code, headers=page_headers(nonce))
+
+
+def notice(request: Request, status: int, heading: str, text: str) -> HTMLResponse:
+    """A small page (``notice.html``) that says what happened and what to do, with
+    ``status_code`` ``status``: every refusal of the sign-in, home and search pages."""
+    return render(request, "notice.html", {"heading": heading, "text": text}, status_code=status)

@@ -23,9 +23,8 @@ from app.routes import ApiRouter
 from app.threads import search
 from app.threads.cursors import CursorCodec
 from app.threads.documents import summary
-from app.web.pages import render
+from app.web.pages import notice, render
 from app.web.session import WebSessionDep
-from app.web.signin import notice
 from app.web.views import thread_view
 
 router = ApiRouter(include_in_schema=False)

@@ -7,8 +7,6 @@ random bits; the table (app/web/tables.py) holds their SHA-256.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
@@ -17,6 +15,7 @@ from fastapi import Depends, Request
 from sqlalchemy import select
 
 from app.auth import ANONYMOUS, Principal
+from app.secrettokens import secret_hash
 from app.web.tables import web_sessions
 
 COOKIE = "loomsync_session"
@@ -29,30 +28,6 @@ class WebSession:
     principal: Principal
     csrf_token: str
     expires_at: datetime
-
-
-def secret_hash(secret: str) -> bytes:
-    """SHA-256 of a cookie value, login code or share-link secret (each 256 random bits)."""
-    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
-
-
-#: Bytes of randomness in a cookie value, login code or share-link secret: 256 bits.
-SECRET_BYTES = 32
-
-
-@dataclass(frozen=True, slots=True)
-class NewSecret:
-    """A fresh secret (shown once, never stored) and its :func:`secret_hash` (stored)."""
-
-    value: str
-    hash: bytes
-
-
-def new_secret() -> NewSecret:
-    """A fresh cookie value, login code or share-link secret: 256 random bits as 43 URL-safe
-    base64 characters, with the hash that is stored in its place."""
-    value = secrets.token_urlsafe(SECRET_BYTES)
-    return NewSecret(value, secret_hash(value))
 
 
 async def current_session(request: Request) -> WebSession | None:

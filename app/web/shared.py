@@ -24,7 +24,7 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.audit.context import AuditContext
+from app.audit.context import audit_context
 from app.database import SessionDep
 from app.sharing.links import record_use, resolve
 from app.sharing.service import shared_json
@@ -53,14 +53,6 @@ def wants_json(accept: str | None) -> bool:
         return False
     types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
     return "application/json" in types and "text/html" not in types
-
-
-def _audit(request: Request, principal: WebPrincipal) -> AuditContext:
-    return AuditContext(
-        principal=principal,
-        client_ip=request.client.host if request.client else None,
-        request_id=request.scope.get("state", {}).get("request_id"),
-    )
 
 
 def _live_loader(session: SessionDep, secret: Secret) -> Loader:
@@ -92,7 +84,7 @@ async def get_shared_page(
     accept: Annotated[str | None, Header()] = None,
 ) -> Response:
     """The shared thread's page (or its JSON for ``Accept: application/json``); one use."""
-    audit = _audit(request, principal)
+    audit = audit_context(request, principal)
     if wants_json(accept):
         response = await shared_json(request, session, secret, audit, via="page_json")
     else:

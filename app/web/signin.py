@@ -3,7 +3,8 @@
 - ``GET /login?code=…[&next=/t/…]`` only *shows* whom the code signs in as, with a "Continue"
   button: it spends nothing, so a link prefetcher, an unfurler or a virus scanner that fetches
   the URL leaves the code usable, and a person is never signed in to an account they did not
-  see named (login CSRF). It sets the double-submit cookie the form repeats (app/web/csrf.py).
+  see named (login CSRF). It sets the double-submit cookie the form repeats (app/web/csrf.py):
+  one per code (:func:`login_cookie`), so links opened in several tabs each stay usable.
 - ``POST /login`` (the form) checks origin and token, spends the code, and answers 303 to
   ``next`` with the session cookie: HttpOnly, SameSite=Strict, ``Secure`` when served over
   HTTPS, ``Path=/``, expiring with the token the code was minted from (and the secret-less
@@ -26,24 +27,43 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.database import SessionDep
 from app.routes import ApiRouter
+from app.secrettokens import secret_hash
 from app.web import logins
 from app.web.bounce import HINT_COOKIE
 from app.web.csrf import is_https, origin_problem, token_matches
-from app.web.pages import render
+from app.web.pages import notice, render
 from app.web.redirects import safe_next
 from app.web.session import COOKIE, WebSessionDep
 
 router = ApiRouter(include_in_schema=False)
 
-#: The double-submit cookie of the sign-in form; scoped to /login.
+#: The double-submit cookies of the sign-in forms, scoped to /login: one per code, named
+#: ``loomsync_login_`` + the first 16 hex digits of the code's SHA-256 (:func:`login_cookie`).
 LOGIN_COOKIE = "loomsync_login"
+#: Hex digits of the code's hash in its cookie's name (64 bits: two codes never share one).
+COOKIE_HASH_DIGITS = 16
+#: The longest form token accepted back from a cookie (``token_urlsafe(32)`` is 43).
+MAX_FORM_TOKEN = 64
 MAX_FORM_FIELDS = 8
 AGAIN = "Run `loomsync open` again (or ask for a new link) to get a fresh one."
 
 
-def notice(request: Request, status: int, heading: str, text: str) -> HTMLResponse:
-    """A small page that says what happened and what to do (every refusal of these pages)."""
-    return render(request, "notice.html", {"heading": heading, "text": text}, status_code=status)
+def login_cookie(code: str) -> str:
+    """The name of ``code``'s double-submit cookie. One cookie per code, so two sign-in links
+    opened in two tabs each keep their form valid (one shared cookie was replaced by the second
+    GET, and the first tab's Continue refused); the name holds a prefix of the code's hash,
+    never the code, and a form is still only good with the cookie its own GET set (login
+    CSRF: a page of another site cannot set it)."""
+    return f"{LOGIN_COOKIE}_{secret_hash(code).hex()[:COOKIE_HASH_DIGITS]}"
+
+
+def _form_token(request: Request, cookie: str) -> str:
+    """The form token of this code in this browser: the one its cookie already holds (the same
+    link opened twice keeps both tabs valid), else a new 256-bit one."""
+    known = request.cookies.get(cookie, "")
+    if 43 <= len(known) <= MAX_FORM_TOKEN and known.isascii():
+        return known
+    return secrets.token_urlsafe(32)
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -65,7 +85,8 @@ async def login_page(
         return notice(
             request, 410, "This sign-in link no longer works", f"It was used or expired. {AGAIN}"
         )
-    form_token = secrets.token_urlsafe(32)
+    cookie = login_cookie(code)
+    form_token = _form_token(request, cookie)
     context = {
         "who": pending.principal,
         "until": pending.session_expires_at,
@@ -77,7 +98,7 @@ async def login_page(
     response = render(request, "login.html", context)
     lifetime = max(1, int(request.app.state.settings.login_code_ttl))
     response.set_cookie(
-        LOGIN_COOKIE,
+        cookie,
         form_token,
         max_age=lifetime,
         path="/login",
@@ -96,7 +117,8 @@ async def login_submit(request: Request, session: SessionDep, web: WebSessionDep
     if refused is not None:
         return notice(request, 403, "Sign-in refused", refused)
     form = await _form(request)
-    if not token_matches(request.cookies.get(LOGIN_COOKIE), form.get("form_token")):
+    cookie = login_cookie(form.get("code", ""))
+    if not token_matches(request.cookies.get(cookie), form.get("form_token")):
         return notice(
             request,
             403,
@@ -130,7 +152,7 @@ async def login_submit(request: Request, session: SessionDep, web: WebSessionDep
             samesite=samesite,
         )
     response.delete_cookie(
-        LOGIN_COOKIE, path="/login", secure=is_https(request), httponly=True, samesite="strict"
+        cookie, path="/login", secure=is_https(request), httponly=True, samesite="strict"
     )
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
+
+from app.web.pagetime import page_time
 
 UNTITLED = "Untitled thread"
 
@@ -26,14 +27,6 @@ def repository_name(url: str | None) -> str | None:
     return path or url
 
 
-def when(value: str) -> str:
-    """``2026-01-02 16:39 UTC`` from RFC 3339 text (the text itself when it does not parse)."""
-    try:
-        return datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M UTC")
-    except ValueError:
-        return value
-
-
 def thread_view(summary: dict[str, Any], message_index: int | None = None) -> dict[str, Any]:
     """The fields one list row shows, from a ThreadSummary dict."""
     return {
@@ -48,5 +41,5 @@ def thread_view(summary: dict[str, Any], message_index: int | None = None) -> di
         "visibility": summary["visibility"],
         "owner": summary["owner_id"],
         "last_activity": summary["last_activity_at"],
-        "last_activity_text": when(summary["last_activity_at"]),
+        "last_activity_text": page_time(summary["last_activity_at"]),
     }

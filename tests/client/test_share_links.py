@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 
 import httpx
 import pytest
@@ -164,7 +165,7 @@ def test_cli_link_json_and_a_link_without_expiry(
     made = person("share", thread_id, "--link", "--json")
     assert made.code == 0, made.err
     link = json.loads(made.out)
-    assert set(link) >= {"id", "thread_id", "url", "created_at", "expires_at"}
+    assert set(link) == {"id", "thread_id", "url", "created_at", "expires_at"}  # what was sent
     assert link["expires_at"] is None
     assert httpx.get(link["url"].replace("/s/", "/api/shared/")).status_code == 200
     listed = person("share", thread_id, "--links").out.splitlines()
@@ -211,8 +212,15 @@ def test_cli_never_names_a_private_session_to_the_server(
         (["--expires", "7d"], "--expires goes with --link"),
         (["--link", "--links"], "give one of --link, --links, --revoke LINK_ID"),
         (["--link", "--expires", "0d"], "a link lives from 1 second to 10 years"),
-        (["--link", "--expires", "3651d"], "a link lives from 1 second to 10 years"),
-        (["--link", "--expires", "soon"], "use a positive number with s, m, h, d or w"),
+        (["--link", "--expires", "0"], "a link lives from 1 second to 10 years"),
+        (["--link", "--expires", "3651d"], "the maximum: 3650d, 521w or 315360000 seconds"),
+        (["--link", "--expires", "1000000d"], "the maximum: 3650d, 521w or 315360000 seconds"),
+        (["--link", "--expires", "9" * 40 + "d"], "the maximum: 3650d"),
+        (["--link", "--expires", "1y"], "there is no year unit (y): give days (1y is 365d)"),
+        (["--link", "--expires", "1y"], "the maximum: 3650d"),
+        (["--link", "--expires", "7x"], "unknown unit 'x': use s, m, h, d or w"),
+        (["--link", "--expires", "soon"], "a whole number of seconds, or one with a unit"),
+        (["--revoke", "notauuid"], "not a link id (a UUID, as --links shows): 'notauuid'"),
         (["--link", "--visibility", "public"], "are separate commands"),
         (["--revoke", "x", "--json"], "--json goes with --link or --links"),
         ([], "give --visibility and/or --support/--no-support, or --link, --links, --revoke"),
@@ -222,6 +230,36 @@ def test_cli_usage_errors_say_what_to_give(person: Person, args: list[str], says
     result = person("share", "T-019c8a59-e9dd-71f0-9ae3-4079fe9726a9", *args)
     assert result.code == 2
     assert says in " ".join(result.err.replace("│", " ").split())
+
+
+def test_cli_expires_without_a_unit_is_seconds(
+    person: Person, live_server: LiveServer, account: str
+) -> None:
+    assert login(person, live_server, account).code == 0
+    thread_id = str(person.agent().save(new_thread(1)).id)
+    made = person("share", thread_id, "--link", "--expires", "600", "--json")
+    assert made.code == 0, made.err
+    link = json.loads(made.out)
+    lives = datetime.fromisoformat(link["expires_at"]) - datetime.fromisoformat(link["created_at"])
+    assert abs(lives.total_seconds() - 600) < 5
+
+
+def test_the_sdk_sends_no_secret_to_another_server(
+    own_server: LiveServer, live_server: LiveServer, account: str
+) -> None:
+    thread_id = _stored(live_server.url, account)
+    with make_client(live_server.url, account) as owner:
+        url = owner.create_share_link(thread_id).url
+    assert url is not None
+    secret = url.rsplit("/", 1)[1]
+    before = len(own_server.requests())
+    with make_client(own_server.url, None) as elsewhere:
+        with pytest.raises(InvalidInputError, match="not of this client's server"):
+            elsewhere.get_shared_thread(url)
+    assert own_server.requests()[before:] == []  # the other server's secret never left
+    assert not any(secret in r for r in own_server.requests())
+    with make_client(live_server.url + "/", None) as same:  # one origin, however spelled
+        assert same.get_shared_thread(url.replace("http://", "HTTP://")).id == thread_id
 
 
 def test_cli_link_needs_a_login(person: Person) -> None:

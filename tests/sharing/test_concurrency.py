@@ -16,9 +16,9 @@ from fastapi import FastAPI
 from sqlalchemy import select, text
 
 from app.audit.tables import audit_events
+from app.secrettokens import secret_hash
 from app.sharing.tables import share_links
 from app.threads.tables import threads
-from app.web.session import secret_hash
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.sharing.conftest import Shared, secret_of

@@ -21,11 +21,11 @@ from app.audit.context import AuditContext
 from app.audit.tables import audit_events
 from app.auth import ANONYMOUS, Principal
 from app.errors import NotFound
+from app.secrettokens import new_secret
 from app.sharing import repository
 from app.sharing.links import LinkGone, is_secret, record_use, resolve
 from app.sharing.repository import CreatedLink
 from app.sharing.tables import share_links
-from app.web.session import new_secret
 from loomsync.ids import ThreadId
 from tests.conftest import TokenFactory
 

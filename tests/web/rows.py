@@ -1,7 +1,7 @@
 """Rows the web tests need that another part of the app makes through its own routes: a
 signed-in web session (the sign-in pages'), a share link (also already expired or revoked,
 which the API cannot make) and a login code. Written straight into the test database with
-asyncpg, holding only the hashes the app looks up (:func:`app.web.session.new_secret`).
+asyncpg, holding only the hashes the app looks up (:func:`app.secrettokens.new_secret`).
 
 The inserts are coroutines; a browser test (whose thread keeps playwright's event loop running)
 runs one with :func:`run`, on a loop of its own in another thread.
@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from app.web.session import COOKIE, new_secret
+from app.secrettokens import new_secret
+from app.web.session import COOKIE
 from loomsync.ids import ThreadId
 from tests.database import _asyncpg_dsn
 

@@ -44,6 +44,35 @@ def test_open_with_a_malformed_id_is_a_usage_error(
     done = loomsync(tmp_path, "open", "not-a-thread", "--print")
     assert done.returncode == 2
     assert "thread id" in done.stderr
+    usage = " ".join(done.stderr.replace("│", " ").split())
+    assert "Usage: loomsync open [OPTIONS] [ID]" in usage
+    assert "Invalid value for 'ID'" in usage  # the usage line and the error name it alike
+
+
+def test_open_of_a_thread_not_on_the_server_makes_no_link(
+    web_server: Server, settings: Settings, tmp_path: Path, new_user: Names
+) -> None:
+    token = create_token(settings, new_user("alice"))
+    other = create_token(settings, new_user("bob"))
+    assert (
+        loomsync(tmp_path, "login", "--server", web_server.base_url, "--token", token).returncode
+        == 0
+    )
+    missing = f"T-{uuid.uuid4()}"
+    theirs = put_thread(web_server, other, "bob's", ["private"])
+    deleted = put_thread(web_server, token, "gone soon", ["bye"])
+    auth = {"Authorization": f"Bearer {token}"}
+    gone = httpx.delete(f"{web_server.base_url}/api/threads/{deleted}", headers=auth, timeout=30)
+    assert gone.status_code == 204, gone.text
+    for thread_id, says in (
+        (missing, "is not on the server"),
+        (theirs, "is not on the server"),
+        (deleted, "was deleted on the server"),
+    ):
+        done = loomsync(tmp_path, "open", thread_id, "--print")
+        assert done.returncode == 1, (thread_id, done.stdout, done.stderr)
+        assert "login?code=" not in done.stdout
+        assert says in " ".join(done.stderr.split()), done.stderr
 
 
 def test_open_with_a_token_the_server_refuses_is_an_error(

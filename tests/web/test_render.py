@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from app.web.pages import STATIC
+from app.web.pagetime import page_time
 from app.web.render.highlight import stylesheet
 from app.web.render.markdown import (
     MAX_LINK_SCAN,
@@ -17,7 +18,7 @@ from app.web.render.markdown import (
     markdown_html,
     sanitize,
 )
-from app.web.render.messages import BOX_CHARS, TEXT_CHARS, message_view, readable_time
+from app.web.render.messages import BOX_CHARS, TEXT_CHARS, message_view
 from app.web.render.text import clean, human_size, preview
 from tests.web.documents import HOSTILE
 
@@ -175,9 +176,10 @@ def test_human_size() -> None:
 
 
 def test_message_times_are_shown_for_people() -> None:
-    assert readable_time("2025-12-10T19:37:45.343Z") == "2025-12-10 19:37:45 UTC"
-    assert readable_time("2025-12-10T19:37:45+02:00") == "2025-12-10 19:37:45 +02:00"
-    assert readable_time("yesterday\u202e") == "yesterday\u27e8U+202E\u27e9"
+    assert page_time("2025-12-10T19:37:45.343Z", seconds=True) == "2025-12-10 19:37:45 UTC"
+    # one zone on a page: another offset is converted, not printed beside a local clock
+    assert page_time("2025-12-10T19:37:45+02:00", seconds=True) == "2025-12-10 17:37:45 UTC"
+    assert page_time("yesterday\u202e", seconds=True) == "yesterday\u27e8U+202E\u27e9"
 
 
 def test_multi_line_arguments_are_blocks_highlighted_as_the_named_file() -> None:

@@ -14,9 +14,11 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
+from app.secrettokens import secret_hash
 from app.web.logins import LATEST, token_expiry
 from app.web.redirects import safe_next
-from app.web.session import COOKIE, secret_hash
+from app.web.session import COOKIE
+from app.web.signin import login_cookie
 from app.web.tables import login_codes
 from tests.conftest import TokenFactory
 from tests.web.signing import code_of, csrf_of, login_code, login_form, page_origin, sign_in
@@ -106,9 +108,42 @@ async def test_login_page_names_the_user_and_does_not_spend_the_code(
         assert page.headers["cache-control"] == "no-store"
         assert "nonce-" in page.headers["content-security-policy"]
     assert not client.cookies.get(COOKIE)
-    login_cookie = set_cookie(page, "loomsync_login")["loomsync_login"]
-    assert login_cookie["httponly"]
-    assert login_cookie["samesite"].lower() == "strict"
+    name = login_cookie(made["code"])
+    assert name.startswith("loomsync_login_")
+    assert made["code"] not in name  # a prefix of its hash names it, never the code
+    form_cookie = set_cookie(page, name)[name]
+    assert form_cookie["httponly"]
+    assert form_cookie["samesite"].lower() == "strict"
+    assert form_cookie["path"] == "/login"
+
+
+async def test_two_codes_shown_in_one_browser_each_keep_their_form(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Names
+) -> None:
+    first = await login_code(client, auth(new_user("alice")))
+    second = await login_code(client, auth(new_user("alice")))
+    first_form = await login_form(client, first["code"])
+    again = await login_form(client, first["code"])  # the same link in a second tab
+    assert again == first_form
+    await login_form(client, second["code"])  # a second link, opened after the first
+    done = await client.post("/login", data=first_form, headers=page_origin(client))
+    assert done.status_code == 303, done.text  # was 403: "not the one this browser was shown"
+    assert not client.cookies.get(login_cookie(first["code"]), path="/login")
+    assert client.cookies.get(login_cookie(second["code"]), path="/login")
+
+
+async def test_a_form_is_good_only_with_the_cookie_of_its_own_code(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Names
+) -> None:
+    mine = await login_code(client, auth(new_user("alice")))
+    theirs = await login_code(client, auth(new_user("mallory")))
+    my_form = await login_form(client, mine["code"])
+    # login CSRF: another's code posted with the token this browser holds for its own code
+    forged = {"code": theirs["code"], "form_token": my_form["form_token"]}
+    refused = await client.post("/login", data=forged, headers=page_origin(client))
+    assert refused.status_code == 403
+    assert not client.cookies.get(COOKIE)
+    assert (await client.get("/login", params={"code": theirs["code"]})).status_code == 200
 
 
 async def test_login_exchanges_the_code_for_a_strict_httponly_cookie_ending_with_the_token(
@@ -141,7 +176,8 @@ async def test_cookie_is_secure_when_served_over_https(
         assert client.cookies.get(COOKIE)
         made = await login_code(client, auth(new_user("bob")))
         page = await client.get("/login", params={"code": made["code"]})
-        assert set_cookie(page, "loomsync_login")["loomsync_login"]["secure"]
+        name = login_cookie(made["code"])
+        assert set_cookie(page, name)[name]["secure"]
 
 
 async def test_a_code_works_once(
@@ -151,7 +187,7 @@ async def test_a_code_works_once(
     form = await login_form(client, made["code"])
     first = await client.post("/login", data=form, headers=page_origin(client))
     assert first.status_code == 303
-    client.cookies.set("loomsync_login", form["form_token"])  # the form replayed as it was
+    client.cookies.set(login_cookie(made["code"]), form["form_token"], path="/login")  # replayed
     again = await client.post("/login", data=form, headers=page_origin(client))
     assert again.status_code == 410
     assert "no longer works" in again.text

@@ -134,6 +134,30 @@ def test_a_used_link_does_not_sign_in_again(
     assert second.locator("#continue").count() == 0
 
 
+def test_two_sign_in_links_in_two_tabs_each_sign_in(
+    site: Site, context: BrowserContext, page: Page
+) -> None:
+    alice, alice_token = site.user("alice")
+    bob, bob_token = site.user("bob")
+    thread_id = site.put_thread(alice_token, "alice's", ["hello"])
+    first_url = site.open_link(alice_token, thread_id)
+    second_url = site.open_link(bob_token)
+    second = context.new_page()
+    page.goto(first_url)
+    second.goto(second_url)  # shown after the first: it used to replace the first's cookie
+    with page.expect_navigation():
+        page.locator("#continue").click()
+    assert page.url == site.url(f"/t/{thread_id}"), page.locator("main").inner_text()
+    assert signed_in_as(page) == alice
+    with second.expect_navigation():
+        second.locator("#continue").click()
+    assert second.url == site.url("/")
+    assert signed_in_as(second) == bob  # the second link switches the browser to bob
+    assert len(session_cookies(context)) == 1
+    left = [c["name"] for c in context.cookies() if c["name"].startswith("loomsync_login")]
+    assert left == []  # each form's cookie went with its sign-in
+
+
 @pytest.fixture
 def browser_context_factory(context: BrowserContext) -> Any:
     """Fresh browser profiles (each its own cookies), closed after the test."""

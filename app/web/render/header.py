@@ -5,9 +5,9 @@ and counts, from its ``threads`` row and document (API.md section 2), every valu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from app.web.pagetime import page_time
 from app.web.render.text import clean
 
 #: Commits listed in the header; the rest are counted.
@@ -31,10 +31,6 @@ def _text(value: Any) -> str:
     return clean(value)[:_MAX_FIELD] if isinstance(value, str) else ""
 
 
-def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else ""
-
-
 def header(row: Any, document: dict[str, Any], thread_id: str) -> Header:
     """The header of the thread whose row (app/threads/reads.load_row) and decoded document
     (without messages) are given."""
@@ -54,8 +50,8 @@ def header(row: Any, document: dict[str, Any], thread_id: str) -> Header:
         ("Organization", _text(row.org_id)),
         ("Visibility", _text(row.visibility)),
         ("Messages", f"{row.message_count:,}"),
-        ("Started", _when(row.created_at)),
-        ("Last activity", _when(row.last_activity_at)),
+        ("Started", page_time(row.created_at)),
+        ("Last activity", page_time(row.last_activity_at)),
     ]
     return Header(
         id=thread_id,

@@ -8,12 +8,12 @@ strictly), so every field is read defensively: a field of an unexpected type is 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup, escape
 
+from app.web.pagetime import page_time
 from app.web.render.highlight import language_of_path
 from app.web.render.markdown import markdown_html, plain_html
 from app.web.render.text import clean, human_size, preview, utf8_size
@@ -72,19 +72,6 @@ class MessageView:
     def complete(self) -> bool:
         """True when nothing of the message was cut."""
         return self.text_complete and all(box.complete for box in self.boxes)
-
-
-_ISO = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
-
-
-def readable_time(value: str) -> str:
-    """An RFC 3339 time as ``2025-12-10 19:37:45 UTC`` (other offsets kept); anything else
-    as written (cleaned, at most 40 characters)."""
-    match = _ISO.fullmatch(value)
-    if match is None:
-        return clean(value)[:40]
-    day, clock, zone = match.groups()
-    return f"{day} {clock} {'UTC' if zone in (None, 'Z', '+00:00') else zone}"
 
 
 def _as_text(value: Any) -> str:
@@ -195,7 +182,7 @@ def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
         seq=seq,
         role=role,
         role_label=clean(role_raw)[:40],
-        created_at=readable_time(created) if isinstance(created, str) else None,
+        created_at=page_time(created, seconds=True) if isinstance(created, str) else None,
         text=text,
         text_size=human_size(utf8_size(content)),
         text_complete=complete,
