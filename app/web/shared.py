@@ -66,10 +66,10 @@ def _audit(request: Request, principal: WebPrincipal) -> AuditContext:
 def _live_loader(session: SessionDep, secret: Secret) -> Loader:
     """A loader of the link's thread that first finds the link live (404/410 otherwise)."""
 
-    async def load(start: int, count: int) -> Loaded:
+    async def load(start: int, count: int, whole: bool) -> Loaded:
         link = await resolve(session, secret)
         await session.rollback()  # resolve only read; the page reads in a snapshot of its own
-        return await read_shared(session, link.thread_id, start, count)
+        return await read_shared(session, link.thread_id, start, count, whole)
 
     return load
 
@@ -101,8 +101,8 @@ async def get_shared_page(
             session, link, audit, via="page", user_agent=request.headers.get("user-agent")
         )
 
-        def load(first: int, count: int) -> Awaitable[Loaded]:
-            return read_shared(session, link.thread_id, first, count)
+        def load(first: int, count: int, whole: bool) -> Awaitable[Loaded]:
+            return read_shared(session, link.thread_id, first, count, whole)
 
         response = await thread_page(request, f"/s/{secret}", load, start)
     response.headers["Vary"] = "Accept"
