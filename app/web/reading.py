@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Text, case, func, select
+from sqlalchemy import ColumnElement, Subquery, Text, case, func, literal_column, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,7 +23,14 @@ from app.auth import Principal
 from app.errors import Gone, NotFound
 from app.threads.reads import begin_snapshot, load_readable, load_row
 from app.threads.tables import thread_messages
-from app.web.clipped import CLIP_CHARS, WHOLE_BYTES, Clipped, digest_sql, restore
+from app.web.clipped import (
+    CLIP_CHARS,
+    WHOLE_BYTES,
+    Clipped,
+    calls_sql,
+    digest_sql,
+    restore,
+)
 from loomsync import jsontext
 
 #: Messages on one page (the first paint, and each page loaded on scroll).
@@ -113,11 +120,20 @@ async def _digest(session: AsyncSession, thread_id: uuid.UUID, seq: int) -> Any:
     key = (thread_messages.c.thread_id == thread_id) & (thread_messages.c.seq == seq)
     try:
         async with session.begin_nested():
-            parsed = (
-                select(thread_messages.c.body.cast(JSONB).label("j")).where(key).subquery("parsed")
-            )
-            digest = await session.scalar(select(digest_sql("parsed.j")).select_from(parsed))
-        return restore(_decode(digest or "{}"))
+            parsed = jsonb_of(key, "j")
+            fields, has_calls = (
+                await session.execute(
+                    select(
+                        digest_sql("parsed.j"), literal_column("parsed.j ? 'tool_calls'")
+                    ).select_from(parsed)
+                )
+            ).one()
+            digest = restore(_decode(fields or "{}"))
+            if has_calls and isinstance(digest, dict):
+                parsed = jsonb_of(key, "j", "tool_calls")
+                calls = await session.scalar(select(calls_sql("parsed.j")).select_from(parsed))
+                digest["tool_calls"] = restore(_decode(calls or "null"))
+        return digest
     except DBAPIError:
         text = thread_messages.c.body.cast(Text)
         found = (
@@ -128,6 +144,15 @@ async def _digest(session: AsyncSession, thread_id: uuid.UUID, seq: int) -> Any:
             )
         ).one()
         return {"role": found[0], "content": Clipped(found[1], found[2])}
+
+
+def jsonb_of(key: ColumnElement[bool], name: str, field: str | None = None) -> Subquery:
+    """``SELECT body::jsonb [-> field] AS name … OFFSET 0`` of the message ``key`` selects, as
+    the subquery ``parsed`` (``OFFSET 0``: computed once, not inlined into every use)."""
+    value: ColumnElement[Any] = thread_messages.c.body.cast(JSONB)
+    if field is not None:
+        value = value.op("->")(field)
+    return select(value.label(name)).where(key).offset(0).subquery("parsed")
 
 
 def _decode(text: str) -> Any:

@@ -91,7 +91,7 @@ async def test_the_page_shows_previews_whole_sizes_and_show_all(
 
 
 def test_placeholders_restore_as_clipped_prefixes() -> None:
-    restored = restore({"a": {"~loomsync.clip": '"abcd', "~loomsync.bytes": 102}, "b": [1]})
+    restored = restore({"a": {"~loomsync.text": "abcd", "~loomsync.bytes": 100}, "b": [1]})
     assert isinstance(restored["a"], Clipped)
     assert restored["a"] == "abcd"
     assert restored["a"].full_bytes == 100
