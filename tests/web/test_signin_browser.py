@@ -204,13 +204,13 @@ def test_search_jumps_to_the_message(site: Site, page: Page) -> None:
     thread_id = site.put_thread(token, "a long thread", contents)
     site.sign_in(page, user, token)
     page.goto(site.url("/search?q=axolotl"))
-    hit = page.locator(f'a[href="/t/{thread_id}#m-250"]')
+    hit = page.locator(f'a[href="/t/{thread_id}?from=250#m-250"]')
     assert hit.count() == 1
     assert "axolotl" in page.locator(".snippet b").first.inner_text()
     hit.click()
     target = page.locator("#m-250")
     target.wait_for(state="visible")
-    assert page.url.endswith("#m-250")
+    assert page.url.endswith("?from=250#m-250")
     assert "axolotl" in target.inner_text()
     box = target.bounding_box()
     viewport = page.viewport_size
