@@ -27,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi import Depends, Header, Path, Request, Response
 from fastapi.responses import HTMLResponse
 
 from app.audit.context import AuditContext
 from app.database import SessionDep
+from app.routes import ApiRouter
 from app.sharing.links import Via, record_use, resolve
 from app.sharing.service import shared_json
 from app.web.reading import Loaded, read_shared
@@ -46,19 +47,50 @@ from app.web.viewer import (
     thread_page,
 )
 
-router = APIRouter(include_in_schema=False)
+router = ApiRouter(include_in_schema=False)
 
 Secret = Annotated[str, Path(description="the share link's secret")]
 NOINDEX = {"X-Robots-Tag": "noindex, nofollow"}
 R = TypeVar("R", bound=Response)
 
 
+def _quality(parameters: list[str]) -> float:
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                quality = float(value.strip())
+            except ValueError:
+                return 0.0
+            return quality if 0.0 <= quality <= 1.0 else 0.0
+    return 1.0
+
+
 def wants_json(accept: str | None) -> bool:
-    """True when ``Accept`` asks for JSON and not HTML (a browser's always names text/html)."""
+    """True when ``Accept`` prefers JSON to HTML, by its q-values (RFC 9110 section 12.5.1:
+    the most specific range naming a type gives its weight; ``q=0`` is "not acceptable"):
+    ``application/json`` must be acceptable and weigh more than ``text/html``; at equal q, a
+    type named outright beats one only a wildcard covers (``application/json, */*`` is JSON).
+    A browser's ``Accept`` names text/html at the top weight, so it always gets the page; no
+    ``Accept``, ``*/*`` or ``text/html, application/json`` gives the page too."""
     if not accept:
         return False
-    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
-    return "application/json" in types and "text/html" not in types
+    weights: dict[str, float] = {}
+    for part in accept.split(","):
+        media, *parameters = part.split(";")
+        media = media.strip().lower()
+        if media:
+            weights[media] = _quality(parameters)
+
+    def weight(media_type: str) -> tuple[float, int]:
+        kind = media_type.split("/", 1)[0]
+        for specificity, candidate in ((2, media_type), (1, f"{kind}/*"), (0, "*/*")):
+            if candidate in weights:
+                return weights[candidate], specificity
+        return 0.0, 0
+
+    json_weight = weight("application/json")
+    return json_weight[0] > 0 and json_weight > weight("text/html")
 
 
 def _audit(request: Request, principal: WebPrincipal) -> AuditContext:

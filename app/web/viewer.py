@@ -21,11 +21,12 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.database import SessionDep
 from app.errors import NotFound
+from app.routes import ApiRouter
 from app.web.pages import render
 from app.web.reading import PAGE, Loaded, page_start, read_for
 from app.web.render.header import header
@@ -34,7 +35,7 @@ from app.web.session import WebPrincipal
 from loomsync import jsontext
 from loomsync.ids import InvalidThreadId, ThreadId
 
-router = APIRouter(include_in_schema=False)
+router = ApiRouter(include_in_schema=False)
 
 #: Reads messages ``[start, start + count)`` of the page's thread, checking access; the third
 #: argument, ``whole``, reads large messages whole instead of their digests (app/web/clipped.py).

@@ -8,8 +8,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 
 from app.web.reading import PAGE
+from app.web.shared import wants_json
 from tests.web.documents import conversation, document
 from tests.web.rows import connect, insert_share_link
 
@@ -127,3 +129,43 @@ async def test_a_request_that_fails_is_not_a_use(
         assert (await client.get(f"/s/{secret}{path}")).status_code == 404, path
     assert await _use_count(database_url, thread_id) == 0
     assert await _uses_via(database_url, thread_id) == []
+
+
+@pytest.mark.parametrize(
+    ("accept", "json"),
+    [
+        ("application/json", True),
+        ("text/html;q=0.1, application/json", True),
+        ("application/json;q=0", False),
+        ("application/json;q=0, */*", False),
+        ("application/json, text/plain, */*", True),
+        ("text/html, application/json", False),
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", False),
+        ("application/json;q=0.5, text/*;q=0.4", True),
+        ("application/json;q=0.5, text/*;q=0.6", False),
+        ("application/json;q=nonsense", False),
+        ("*/*", False),
+        ("", False),
+    ],
+)
+def test_accept_q_values_choose_json_or_the_page(accept: str, json: bool) -> None:
+    assert wants_json(accept) is json
+
+
+async def test_head_answers_as_get_and_counts_as_get(
+    client: httpx.AsyncClient, owner: dict[str, str], database_url: str
+) -> None:
+    thread_id = await _private_thread(client, owner, 3)
+    secret = await insert_share_link(database_url, thread_id, "someone")
+    for path in ("", "/messages?from=0", "/m/0", "/m/0/body", "/m/0/raw"):
+        head = await client.head(f"/s/{secret}{path}")
+        assert head.status_code == 200, path
+        assert head.content == b""
+    assert await _use_count(database_url, thread_id) == 5  # a HEAD is read as a GET is
+    assert (await client.head("/s/nosuchsecret")).status_code == 404
+    public = document(conversation(2), visibility="public")
+    assert (
+        await client.put(f"/api/threads/{public['id']}", json=public, headers=owner)
+    ).status_code == 201
+    for path in ("", "/messages", "/m/1", "/m/1/body", "/m/1/raw"):
+        assert (await client.head(f"/t/{public['id']}{path}")).status_code == 200, path
