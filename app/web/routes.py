@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
@@ -32,6 +34,13 @@ async def enforce_page_rate_limit(request: Request, principal: WebPrincipal) -> 
         await limiter.hit(caller_key(request, principal))
 
 
+async def favicon() -> FileResponse:
+    """``/favicon.ico``: our icon (static/favicon.svg, also linked from base.html), for the
+    browsers and pages (the Swagger UI's) that ask for it without a ``<link rel="icon">``;
+    without it every tab logged a 404. An asset to app/headers.py (cacheable, like /static)."""
+    return FileResponse(Path(STATIC) / "favicon.svg", media_type="image/svg+xml")
+
+
 def include_web(app: FastAPI) -> None:
     """Mount the assets at ``/static``, serve ``/docs`` (app/web/docs.py), include the page
     routers, each rate-limited (:func:`enforce_page_rate_limit`; /docs and the assets are not:
@@ -40,6 +49,7 @@ def include_web(app: FastAPI) -> None:
     that lets a signed-in person arrive from another site's link (app/web/bounce.py). The
     viewer's routers (app/web/viewer.py, app/web/shared.py) serve /t/… and /s/…."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_api_route("/favicon.ico", favicon, methods=["GET", "HEAD"], include_in_schema=False)
     app.include_router(docs.router)
     limited = [Depends(enforce_page_rate_limit)]
     app.include_router(viewer.router, dependencies=limited)
