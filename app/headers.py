@@ -69,7 +69,7 @@ def path_kind(path: str) -> PathKind:
     and paths that match nothing)."""
     if is_api_path(path):
         return "api"
-    if path.startswith(ASSET_PREFIXES):
+    if path.startswith(ASSET_PREFIXES) or path == "/favicon.ico":
         return "asset"
     return "other"
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 #: never); ``share_link.revoke`` gives ``details.link`` and ``details.reason`` (``revoked``, or
 #: ``thread_deleted`` for the links a thread's deletion revoked); ``share_link.use`` (issue 13:
 #: every use) gives ``details.link``, ``details.via`` (``api``: ``GET /api/shared/{secret}``;
-#: ``page``: the viewer at ``/s/{secret}``; ``page_json``: that URL asked for JSON),
+#: ``page``: the viewer at ``/s/{secret}``; ``page_json``: that URL asked for JSON;
+#: ``fragment``: a piece of that page, ``/s/{secret}/messages``, ``/m/{seq}[/body|/raw]``),
 #: ``details.use_count`` (this use included) and ``details.user_agent`` (cut to 200
 #: characters), never the secret; its actor is whoever opened the link, ``actor_id`` null when
 #: anonymous.

@@ -40,7 +40,7 @@ _SECRET = re.compile(SECRET_PATTERN)
 USER_AGENT_CHARS = 200
 
 #: Where a use came from (the audit event's ``details.via``).
-Via = Literal["api", "page", "page_json"]
+Via = Literal["api", "page", "page_json", "fragment"]
 #: Why a link no longer opens its thread (:attr:`LinkGone.reason`).
 GoneReason = Literal["revoked", "expired", "thread_deleted"]
 

@@ -21,11 +21,12 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.database import SessionDep
 from app.errors import NotFound
+from app.routes import ApiRouter
 from app.web.pages import render
 from app.web.reading import PAGE, Loaded, page_start, read_for
 from app.web.render.header import header
@@ -34,10 +35,11 @@ from app.web.session import WebPrincipal
 from loomsync import jsontext
 from loomsync.ids import InvalidThreadId, ThreadId
 
-router = APIRouter(include_in_schema=False)
+router = ApiRouter(include_in_schema=False)
 
-#: Reads messages ``[start, start + count)`` of the page's thread, checking access.
-Loader = Callable[[int, int], Awaitable[Loaded]]
+#: Reads messages ``[start, start + count)`` of the page's thread, checking access; the third
+#: argument, ``whole``, reads large messages whole instead of their digests (app/web/clipped.py).
+Loader = Callable[[int, int, bool], Awaitable[Loaded]]
 
 MAX_INDEX = 10**9
 From = Annotated[int, Query(alias="from", ge=0, le=MAX_INDEX, description="first message")]
@@ -58,7 +60,7 @@ async def thread_page(request: Request, base: str, load: Loader, start: int) -> 
     Raises:
         NotFound: ``start`` is past the last message (and not 0).
     """
-    loaded = await load(page_start(start), PAGE)
+    loaded = await load(page_start(start), PAGE, False)
     if start > 0 and start >= loaded.row.message_count:
         raise NotFound(f"The thread has {loaded.row.message_count} messages.")
     return render(request, "thread.html", _page_context(loaded, base))
@@ -66,7 +68,7 @@ async def thread_page(request: Request, base: str, load: Loader, start: int) -> 
 
 async def messages_fragment(request: Request, base: str, load: Loader, start: int) -> HTMLResponse:
     """Messages ``[start, start + PAGE)`` as an HTML fragment (``_page.html``)."""
-    loaded = await load(start, PAGE)
+    loaded = await load(start, PAGE, False)
     return render(request, "_page.html", _page_context(loaded, base))
 
 
@@ -78,7 +80,7 @@ async def message_page(
     Raises:
         NotFound: no message ``seq``.
     """
-    loaded = await load(seq, 1)
+    loaded = await load(seq, 1, True)
     if not loaded.messages:
         raise NotFound(f"The thread has {loaded.row.message_count} messages.")
     view = message_view(seq, loaded.messages[0][1], full=True)
@@ -100,7 +102,7 @@ async def raw_message(load: Loader, seq: int) -> Response:
     Raises:
         NotFound: no message ``seq``.
     """
-    loaded = await load(seq, 1)
+    loaded = await load(seq, 1, True)
     if not loaded.messages:
         raise NotFound(f"The thread has {loaded.row.message_count} messages.")
     body = loaded.messages[0][1]
@@ -145,8 +147,8 @@ def _signed_in_loader(session: SessionDep, principal: WebPrincipal, thread_id: s
     """A loader of the thread of the path, for the signed-in reader (or anyone, if public).
     A malformed id is the 404 of an unknown thread, raised by the first load."""
 
-    def load(start: int, count: int) -> Awaitable[Loaded]:
-        return read_for(session, principal, _uuid(thread_id), start, count)
+    def load(start: int, count: int, whole: bool) -> Awaitable[Loaded]:
+        return read_for(session, principal, _uuid(thread_id), start, count, whole)
 
     return load
 

@@ -7,15 +7,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.web.pagetime import page_time
+from app.web.reading import page_start
 
 UNTITLED = "Untitled thread"
 
 
 def thread_href(thread_id: str, message_index: int | None = None) -> str:
-    """The viewer's URL of a thread (``/t/{id}``, engineer B's page), at one message when
-    ``message_index`` is given (``#m-{index}``)."""
+    """The viewer's URL of a thread (``/t/{id}``), at one message when ``message_index`` is
+    given: ``/t/{id}?from={its page's start}#m-{index}`` (``?from`` left out on the first
+    page), so the page that holds the message opens in one load, without JavaScript."""
     href = f"/t/{thread_id}"
-    return href if message_index is None else f"{href}#m-{message_index}"
+    if message_index is None:
+        return href
+    start = page_start(message_index)
+    return f"{href}?from={start}#m-{message_index}" if start else f"{href}#m-{message_index}"
 
 
 def repository_name(url: str | None) -> str | None:

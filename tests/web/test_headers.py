@@ -56,3 +56,17 @@ def test_pages_and_api_answers_are_never_stored(http: httpx.Client, path: str, a
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
     for header, value in ALWAYS.items():
         assert response.headers[header] == value
+
+
+async def test_favicon_is_served_and_linked_from_every_page(client: httpx.AsyncClient) -> None:
+    icon = await client.get("/favicon.ico")
+    assert icon.status_code == 200
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.content.startswith(b"<svg")
+    assert (await client.head("/favicon.ico")).status_code == 200
+    linked = await client.get("/static/favicon.svg")
+    assert linked.status_code == 200
+    assert linked.content == icon.content
+    assert icon.headers["cache-control"] == linked.headers["cache-control"]
+    page = await client.get("/login")
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page.text

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from app.web.reading import PAGE
 from tests.conftest import TokenFactory
 from tests.web.signing import sign_in
 
@@ -110,10 +111,17 @@ async def test_search_links_each_hit_to_its_message(
     contents = [f"ordinary message {i}" for i in range(40)]
     contents[27] = "the flux capacitor needs 1.21 gigawatts"
     thread_id = await store(client, alice, "time machine notes", contents)
+    later = [f"ordinary message {i}" for i in range(140)]
+    later[130] = "a second capacitor at 1.21 gigawatts"
+    later_id = await store(client, alice, "more notes", later)
     await sign_in(client, alice)
     page = await client.get("/search", params={"q": "capacitor gigawatts"})
     assert page.status_code == 200
     assert f'href="/t/{thread_id}#m-27"' in page.text
+    # past the first page: the page holding the hit opens without JavaScript (G5)
+    assert f'href="/t/{later_id}?from={PAGE * 2}#m-130"' in page.text
+    target = await client.get(f"/t/{later_id}", params={"from": PAGE * 2})
+    assert 'id="m-130"' in target.text
     assert "<b>capacitor</b>" in page.text
 
 

@@ -228,13 +228,13 @@ def test_search_jumps_to_the_message(site: Site, page: Page) -> None:
     thread_id = site.put_thread(token, "a long thread", contents)
     site.sign_in(page, user, token)
     page.goto(site.url("/search?q=axolotl"))
-    hit = page.locator(f'a[href="/t/{thread_id}#m-250"]')
+    hit = page.locator(f'a[href="/t/{thread_id}?from=250#m-250"]')
     assert hit.count() == 1
     assert "axolotl" in page.locator(".snippet b").first.inner_text()
     hit.click()
     target = page.locator("#m-250")
     target.wait_for(state="visible")
-    assert page.url.endswith("#m-250")
+    assert page.url.endswith("?from=250#m-250")
     assert "axolotl" in target.inner_text()
     box = target.bounding_box()
     viewport = page.viewport_size
@@ -260,3 +260,17 @@ def test_a_link_from_another_site_arrives_signed_in(
     chat.locator(f"{WHO} strong").wait_for()
     assert signed_in_as(chat) == user
     assert chat.get_by_role("link", name="linked from chat").is_visible()
+
+
+def test_search_controls_are_one_height_at_phone_width(site: Site, page: Page) -> None:
+    user, token = site.user("pat")
+    site.sign_in(page, user, token)
+    page.set_viewport_size({"width": 360, "height": 740})
+    page.goto(site.url("/search?q=anything"))
+    box = page.locator(".search-box input[type=search]").bounding_box()
+    assert box is not None
+    for select in page.locator(".search-box select").all():
+        size = select.bounding_box()
+        assert size is not None
+        assert abs(size["height"] - box["height"]) <= 2, (size, box)
+        assert size["height"] >= 36  # a finger's target, not 18 px

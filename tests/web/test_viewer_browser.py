@@ -213,3 +213,28 @@ def test_share_link_opens_the_thread_and_revocation_gives_410(
     assert gone is not None
     assert gone.status == 410
     assert [p for p in problems if "410" not in p] == []
+
+
+def test_jump_fetches_the_page_in_place_and_opens_the_target_boxes(
+    web_server: Server, headers: dict[str, str], watched: tuple[Page, list[str]]
+) -> None:
+    """#m-N beyond the loaded page costs one fragment request, not a second page load (G4),
+    and a tool output at N is shown open, not collapsed (G6)."""
+    page, problems = watched
+    messages: list[dict[str, Any]] = conversation(PAGE + 30)
+    messages[PAGE + 20] = {"role": "tool", "tool_name": "grep", "content": "found the needle"}
+    messages[3] = {"role": "tool", "tool_name": "grep", "content": "an early needle"}
+    thread_id = _store(web_server, headers, document(messages, visibility="public"))
+    url = f"{web_server.base_url}/t/{thread_id}"
+    documents: list[str] = []
+    page.on("request", lambda r: documents.append(r.url) if r.resource_type == "document" else None)
+    page.goto(f"{url}#m-{PAGE + 20}")
+    target = page.locator(f"#m-{PAGE + 20}")
+    expect(target).to_be_in_viewport()
+    expect(target.locator("details").first).to_have_attribute("open", "")
+    expect(target).to_contain_text("found the needle")
+    assert len(documents) == 1, documents
+    assert page.url.endswith(f"?from={PAGE}#m-{PAGE + 20}")
+    page.goto(f"{url}#m-3")  # on the first page: opened too
+    expect(page.locator("#m-3 details").first).to_have_attribute("open", "")
+    assert problems == []

@@ -8,11 +8,13 @@ strictly), so every field is read defensively: a field of an unexpected type is 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup, escape
 
+from app.web.clipped import Clipped, decoded_size, json_size, partial_string
 from app.web.pagetime import page_time
 from app.web.render.highlight import language_of_path
 from app.web.render.markdown import markdown_html, plain_html
@@ -82,21 +84,36 @@ def _as_text(value: Any) -> str:
     return jsontext.dumps(value, indent=2, separators=(",", ": "))
 
 
+def _size(text: str) -> int:
+    """Bytes of ``text``, all of it for a :class:`Clipped` prefix (a large message's digest)."""
+    return text.full_bytes if isinstance(text, Clipped) else utf8_size(text)
+
+
 def _box(kind: str, label: str, text: str, language: str, full: bool, note: str = "") -> Box:
     cut = preview(text, *_limits(full, BOX_CHARS, BOX_LINES))
     return Box(
         kind=kind,
         label=clean(label)[:200],
-        size=human_size(utf8_size(text)),
+        size=human_size(_size(text)),
         html=Markup(plain_html(cut.text, language)),
         complete=cut.complete,
         note=note,
     )
 
 
+_CLIPPED_OUTPUT = re.compile(r'\{"output":\s*"')
+
+
 def _tool_output(content: str) -> tuple[str, str, str]:
     """The text to show of a tool's output, its language and a note: the ``output`` of a
-    ``{"output": …, "metadata": {"exit_code": …}}`` result (Codex's shell tool), else as is."""
+    ``{"output": …, "metadata": {"exit_code": …}}`` result (Codex's shell tool), else as is
+    (of a clipped one, the start of its ``output``)."""
+    start = _CLIPPED_OUTPUT.match(content) if isinstance(content, Clipped) else None
+    if isinstance(content, Clipped) and start is not None:
+        encoded = content[start.end() :]
+        output = partial_string('"' + encoded)
+        size = decoded_size(output, encoded, content.full_bytes - start.end())
+        return Clipped(output, size), "", ""
     if content.startswith('{"output"') and len(content) < 5_000_000:
         try:
             parsed = jsontext.loads(content)
@@ -139,7 +156,7 @@ def _call_box(label: str, arguments: Any, full: bool) -> Box:
     return Box(
         kind="call",
         label=clean(label)[:200],
-        size=human_size(utf8_size(_as_text(arguments))),
+        size=human_size(json_size(arguments, _as_text(arguments))),
         html=Markup("".join(parts)),
         complete=complete,
     )
@@ -184,7 +201,7 @@ def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
         role_label=clean(role_raw)[:40],
         created_at=page_time(created, seconds=True) if isinstance(created, str) else None,
         text=text,
-        text_size=human_size(utf8_size(content)),
+        text_size=human_size(_size(content)),
         text_complete=complete,
         boxes=boxes,
         full=full,

@@ -1,7 +1,7 @@
 // loomsync pages: progressive enhancement only; every page works without it.
 // The thread page: loads the next page of messages as its link scrolls into view, earlier
-// pages on click, a whole message on "show all", and jumps to #m-N when message N is not on
-// the loaded page (by loading the page that holds it).
+// pages on click, a whole message on "show all", and jumps to #m-N (loading the page that
+// holds it when N is not on the loaded page, and opening the message's boxes).
 "use strict";
 
 (function () {
@@ -86,14 +86,39 @@
     }
   }
 
-  // #m-N beyond the loaded messages: open the page that holds N (the browser then scrolls).
-  function jump() {
+  // #m-N: show message N with its boxes open (a search hit may be inside a collapsed tool
+  // output). Beyond the loaded messages, the page that holds N is fetched in place of this one
+  // (one request of the fragment, not a reload of the whole page) and the address becomes
+  // that page's ?from=, so a reload or a copied link opens it directly.
+  function reveal(target) {
+    for (let node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    target.querySelectorAll("details").forEach((d) => { d.open = true; });
+    // Messages above it lay out (content-visibility) as they come near: scroll again once
+    // they have, so the target stays at the top.
+    target.scrollIntoView();
+    requestAnimationFrame(() => requestAnimationFrame(() => target.scrollIntoView()));
+  }
+
+  async function jump() {
     const match = /^#m-(\d+)$/.exec(location.hash);
-    if (!match || document.getElementById("m-" + match[1])) return;
+    if (!match) return;
+    const found = document.getElementById("m-" + match[1]);
+    if (found) { reveal(found); return; }
     const seq = Number(match[1]);
     if (seq >= count) return;
     const start = seq - (seq % pageSize);
-    location.replace(base + "?from=" + start + location.hash);
+    try {
+      const content = await fragment(base + "/messages?from=" + start);
+      list.replaceChildren(content);
+      history.replaceState(null, "", base + "?from=" + start + location.hash);
+      watch();
+      const target = document.getElementById("m-" + seq);
+      if (target) reveal(target);
+    } catch (error) {
+      location.replace(base + "?from=" + start + location.hash);  // the server's page
+    }
   }
 
   window.addEventListener("hashchange", jump);
