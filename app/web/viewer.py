@@ -23,6 +23,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.database import SessionDep
 from app.errors import NotFound
@@ -30,7 +31,7 @@ from app.routes import ApiRouter
 from app.web.pages import render
 from app.web.reading import PAGE, Loaded, page_start, read_for
 from app.web.render.header import header
-from app.web.render.messages import FULL_CHARS, message_view
+from app.web.render.messages import FULL_CHARS, message_view, page_views
 from app.web.session import WebPrincipal
 from loomsync import jsontext
 from loomsync.ids import InvalidThreadId, ThreadId
@@ -63,13 +64,13 @@ async def thread_page(request: Request, base: str, load: Loader, start: int) -> 
     loaded = await load(page_start(start), PAGE, False)
     if start > 0 and start >= loaded.row.message_count:
         raise NotFound(f"The thread has {loaded.row.message_count} messages.")
-    return render(request, "thread.html", _page_context(loaded, base))
+    return render(request, "thread.html", await run_in_threadpool(_page_context, loaded, base))
 
 
 async def messages_fragment(request: Request, base: str, load: Loader, start: int) -> HTMLResponse:
     """Messages ``[start, start + PAGE)`` as an HTML fragment (``_page.html``)."""
     loaded = await load(start, PAGE, False)
-    return render(request, "_page.html", _page_context(loaded, base))
+    return render(request, "_page.html", await run_in_threadpool(_page_context, loaded, base))
 
 
 async def message_page(
@@ -83,7 +84,8 @@ async def message_page(
     loaded = await load(seq, 1, True)
     if not loaded.messages:
         raise NotFound(f"The thread has {loaded.row.message_count} messages.")
-    view = message_view(seq, loaded.messages[0][1], full=True)
+    # Rendering is CPU work (Markdown, Pygments): off the event loop, so /health never waits.
+    view = await run_in_threadpool(message_view, seq, loaded.messages[0][1], full=True)
     thread_id = f"T-{loaded.row.id}"
     context = {
         "m": view,
@@ -134,7 +136,7 @@ def _page_context(loaded: Loaded, base: str) -> dict[str, object]:
     after = start + PAGE
     return {
         "header": header(loaded.row, loaded.document, f"T-{loaded.row.id}"),
-        "messages": [message_view(seq, body) for seq, body in loaded.messages],
+        "messages": page_views(loaded.messages),
         "base": base,
         "start": start,
         "page": PAGE,

@@ -152,7 +152,8 @@ def test_message_view_cuts_text_and_boxes_and_full_shows_all() -> None:
 
 def test_huge_markdown_is_shown_as_plain_text() -> None:
     html = markdown_html("# title\n" + "a" * MAX_MARKDOWN_CHARS)
-    assert html.startswith('<pre class="code">')
+    assert html.startswith('<p class="plain-note"><em>Shown as plain text')
+    assert '<pre class="code">' in html
     assert "<h1>" not in html
 
 
@@ -206,7 +207,7 @@ def test_a_flood_of_link_openers_is_shown_plain() -> None:
     """markdown-it-py's link rule is quadratic in unclosed ``[``: such text skips Markdown."""
     for flood in ("[" * 6_000, "![" * 3_000, "[a " * 2_000):
         assert link_scan_cost(flood) > MAX_LINK_SCAN
-        assert markdown_html(flood).startswith('<pre class="code">')
+        assert markdown_html(flood).startswith('<p class="plain-note"><em>Shown as plain text')
     ordinary = "See [the docs](https://example.com) and x[i] for i in [1, 2]. " * 80
     assert link_scan_cost(ordinary) < MAX_LINK_SCAN // 100
     assert "<a href" in markdown_html(ordinary)

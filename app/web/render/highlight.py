@@ -4,18 +4,34 @@ page's CSP allows none), with the two colour schemes in ``static/pygments.css`` 
 
 from __future__ import annotations
 
+import time
 from html import escape
+from io import StringIO
 
-from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
-#: Code longer than this is shown escaped, not highlighted (highlighting is linear but slow:
-#: about 1 MB/s).
-MAX_HIGHLIGHT_CHARS = 100_000
+#: Code longer than this is shown escaped, not highlighted: several allowed lexers are
+#: quadratic on hostile input (C on 10,000 newlines: 5.5 s), so the size is kept where one
+#: lexer step stays well under 0.5 s (tests/web/test_render_limits.py measures each lexer).
+MAX_HIGHLIGHT_CHARS = 10_000
+#: Seconds one block may spend in its lexer; past it the block is shown escaped, not
+#: highlighted (checked between tokens: a quadratic lexer is cut short, and the allow-list
+#: keeps out the lexers whose single regex match takes seconds).
+HIGHLIGHT_SECONDS = 0.05
+#: The lexers used, by their first alias: common languages, each measured on hostile input.
+#: Any other language (``systemd``, ``basemake``, ``autoit``, ``sas``, ``idris``, ``registry``,
+#: ``ng2``, ``adl``, ``pycon``, ``console``, ``ini``, ``make``… take from 0.5 s to seconds in
+#: one regex match on 10-20 KB) is shown as escaped plain code.
+ALLOWED_LEXERS = frozenset({
+    "python", "pytb", "javascript", "typescript", "jsx", "tsx", "json", "yaml", "toml",
+    "bash", "diff", "go", "rust", "c", "cpp", "java", "kotlin", "csharp", "sql",
+    "html", "xml", "css", "markdown", "docker", "ruby", "php", "lua",
+    "graphql", "protobuf", "terraform",
+})  # fmt: skip
 LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
 
@@ -26,14 +42,16 @@ _FORMATTER = HtmlFormatter(nowrap=True)
 
 
 def lexer_for(language: str) -> Lexer | None:
-    """The Pygments lexer for a fence's language name (``python``, ``ts``, ``json``…), or None."""
+    """The Pygments lexer for a fence's language name (``python``, ``ts``, ``json``…), or None
+    when it names no lexer or one outside :data:`ALLOWED_LEXERS`."""
     name = language.strip().split(maxsplit=1)[0].lower() if language.strip() else ""
     if not name or len(name) > 40:
         return None
     try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        lexer = get_lexer_by_name(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return None
+    return lexer if lexer.aliases and lexer.aliases[0] in ALLOWED_LEXERS else None
 
 
 def language_of_path(path: str) -> str:
@@ -45,15 +63,32 @@ def language_of_path(path: str) -> str:
         lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return ""
-    return str(lexer.aliases[0]) if lexer.aliases else ""
+    alias = str(lexer.aliases[0]) if lexer.aliases else ""
+    return alias if alias in ALLOWED_LEXERS else ""
 
 
-def code_block(code: str, language: str = "") -> str:
+def code_block(code: str, language: str = "", seconds: float = HIGHLIGHT_SECONDS) -> str:
     """``<pre class="code"><code>…</code></pre>`` of ``code`` (already cleaned text),
-    highlighted when ``language`` names a lexer and the code is not too long."""
+    highlighted when ``language`` names an allowed lexer, the code is at most
+    :data:`MAX_HIGHLIGHT_CHARS` and the lexer finishes within ``seconds``; else escaped."""
     lexer = lexer_for(language) if len(code) <= MAX_HIGHLIGHT_CHARS else None
-    body = pygments_highlight(code, lexer, _FORMATTER) if lexer else escape(code, quote=False)
+    body = _highlighted(code, lexer, seconds) if lexer else None
+    if body is None:
+        body = escape(code, quote=False)
     return f'<pre class="code"><code>{body}</code></pre>'
+
+
+def _highlighted(code: str, lexer: Lexer, seconds: float) -> str | None:
+    """``code`` as token spans, or None when the lexer has not finished within ``seconds``."""
+    deadline = time.perf_counter() + seconds
+    tokens = []
+    for token in lexer.get_tokens(code):
+        tokens.append(token)
+        if time.perf_counter() > deadline:
+            return None
+    out = StringIO()
+    _FORMATTER.format(tokens, out)
+    return out.getvalue()
 
 
 def stylesheet() -> str:

@@ -23,9 +23,11 @@ from markdown_it import MarkdownIt
 from app.web.render.highlight import TOKEN_CLASSES, code_block
 from app.web.render.text import clean, mark_controls
 
-#: Text longer than this is shown as plain preformatted text: Markdown parsing is super-linear
-#: on some inputs and a megabyte of tool chatter is not prose.
-MAX_MARKDOWN_CHARS = 300_000
+#: Text longer than this is shown as plain preformatted text, with a notice: markdown-it-py
+#: costs up to 10 µs a character on hostile input (``*_`` repeated, ``|x|y|`` rows, ``a\n=\n``:
+#: bench/RESULTS.md), so 30,000 characters stay near 300 ms; the longest Markdown message of
+#: the real threads has 18,514.
+MAX_MARKDOWN_CHARS = 30_000
 #: :func:`link_scan_cost` above which text is shown plain: about 5 ms of markdown-it-py's
 #: link rule. Real messages score far below (a ``[`` is closed within a few characters).
 MAX_LINK_SCAN = 1_000_000
@@ -55,10 +57,30 @@ def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
     return f'<a href="{src}">image: {alt}</a>'
 
 
+#: The ``env`` key set when markdown-it-py's nesting limit would drop text.
+_TOO_DEEP = "loomsync_too_deep"
+
+
+def _guard_nesting(parser: MarkdownIt) -> None:
+    """Make ``parser`` note in ``env`` when its block parser reaches ``maxNesting`` with text
+    left: markdown-it-py then skips the rest of that block silently (a 30-level quote stops at
+    level 19, a 5,000-level one renders empty), and :func:`markdown_html` shows it plain."""
+    tokenize = parser.block.tokenize
+    limit = parser.options.maxNesting
+
+    def guarded(state: Any, start: int, end: int) -> None:
+        if state.level >= limit and state.skipEmptyLines(start) < end:
+            state.env[_TOO_DEEP] = True
+        tokenize(state, start, end)
+
+    parser.block.tokenize = guarded  # type: ignore[method-assign,assignment]
+
+
 def _parser() -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False, "highlight": _fence})
     parser.enable(["table", "strikethrough"])
     parser.add_render_rule("image", _image)
+    _guard_nesting(parser)
     return parser
 
 
@@ -93,12 +115,27 @@ def link_scan_cost(text: str) -> int:
 def markdown_html(text: str) -> str:
     """Safe HTML of a message's Markdown ``text`` (any string: NUL, lone surrogates, bidi
     controls are cleaned first, see :mod:`app.web.render.text`). Text over
-    :data:`MAX_MARKDOWN_CHARS`, or whose :func:`link_scan_cost` is over
-    :data:`MAX_LINK_SCAN` (a flood of ``[``: quadratic in markdown-it-py), is shown as
-    :func:`plain_html`."""
-    if len(text) > MAX_MARKDOWN_CHARS or link_scan_cost(text) > MAX_LINK_SCAN:
-        return plain_html(text)
-    return mark_controls(sanitize(_MARKDOWN.render(clean(text))))
+    :data:`MAX_MARKDOWN_CHARS`, whose :func:`link_scan_cost` is over :data:`MAX_LINK_SCAN`
+    (a flood of ``[``: quadratic in markdown-it-py), or nested deeper than markdown-it-py's
+    ``maxNesting`` (it would drop the rest) is shown as :func:`plain_html` under a notice
+    saying why: no text is ever left out."""
+    if len(text) > MAX_MARKDOWN_CHARS:
+        return plain_notice(text, f"longer than {MAX_MARKDOWN_CHARS:,} characters")
+    if link_scan_cost(text) > MAX_LINK_SCAN:
+        return plain_notice(text, "too many unclosed [ brackets")
+    env: dict[str, Any] = {}
+    tokens = _MARKDOWN.parse(clean(text), env)
+    if env.get(_TOO_DEEP):
+        limit = _MARKDOWN.options.maxNesting
+        return plain_notice(text, f"nested deeper than {limit} levels")
+    return mark_controls(sanitize(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, env)))
+
+
+def plain_notice(text: str, reason: str) -> str:
+    """``text`` as :func:`plain_html` under a line saying it is not rendered as Markdown and
+    why (``reason`` is our own text, escaped all the same)."""
+    note = escape(f"Shown as plain text, not Markdown: {reason}.", quote=False)
+    return f'<p class="plain-note"><em>{note}</em></p>{plain_html(text)}'
 
 
 def plain_html(text: str, language: str = "") -> str:

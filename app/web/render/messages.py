@@ -9,6 +9,7 @@ strictly), so every field is read defensively: a field of an unexpected type is 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,7 @@ from markupsafe import Markup, escape
 from app.web.clipped import Clipped, decoded_size, json_size, partial_string
 from app.web.pagetime import page_time
 from app.web.render.highlight import language_of_path
-from app.web.render.markdown import markdown_html, plain_html
+from app.web.render.markdown import markdown_html, plain_html, plain_notice
 from app.web.render.text import clean, human_size, preview, utf8_size
 from loomsync import jsontext
 
@@ -37,6 +38,24 @@ _PATH_ARGUMENTS = ("file_path", "path", "filename")
 #: message (``…/m/{seq}/raw``).
 FULL_CHARS = 1_000_000
 _UNLIMITED_LINES = 1 << 62
+#: Characters of Markdown one page of previews renders at most (about 0.3 s of markdown-it-py
+#: on the most hostile input; the real threads' busiest page has 23,166). Messages past it
+#: are shown as plain text with a notice; their own page (``/m/{seq}``) renders them.
+PAGE_MARKDOWN_CHARS = 30_000
+
+
+@dataclass(slots=True)
+class MarkdownBudget:
+    """What is left of a page's Markdown allowance (characters), spent message by message."""
+
+    left: int = PAGE_MARKDOWN_CHARS
+
+    def take(self, chars: int) -> bool:
+        """Spend ``chars`` if that many are left (True), else spend nothing (False)."""
+        if chars > self.left:
+            return False
+        self.left -= chars
+        return True
 
 
 def _limits(full: bool, chars: int, lines: int) -> tuple[int, int]:
@@ -175,9 +194,19 @@ def _calls(raw: Any, full: bool) -> list[Box]:
     return boxes
 
 
-def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
+def page_views(messages: Iterable[tuple[int, Any]]) -> list[MessageView]:
+    """The previews of one page's ``(seq, message)`` pairs, sharing one
+    :class:`MarkdownBudget` so a page of hostile Markdown costs a bounded time."""
+    budget = MarkdownBudget()
+    return [message_view(seq, body, budget=budget) for seq, body in messages]
+
+
+def message_view(
+    seq: int, message: Any, *, full: bool = False, budget: MarkdownBudget | None = None
+) -> MessageView:
     """The view of ``message`` (a decoded message object) at position ``seq``: long parts cut
-    to previews, or with ``full`` up to :data:`FULL_CHARS` each."""
+    to previews, or with ``full`` up to :data:`FULL_CHARS` each. With ``budget``, text that
+    does not fit what is left of it is shown plain, with a notice."""
     if not isinstance(message, dict):
         message = {"role": "other", "content": _as_text(message)}
     role_raw = _as_text(message.get("role")) or "unknown"
@@ -193,7 +222,10 @@ def message_view(seq: int, message: Any, *, full: bool = False) -> MessageView:
         boxes.insert(0, _box("output", label, shown, language, full, note))
     elif content:
         cut = preview(content, *_limits(full, TEXT_CHARS, TEXT_LINES))
-        text = Markup(markdown_html(cut.text))
+        if budget is None or budget.take(len(cut.text)):
+            text = Markup(markdown_html(cut.text))
+        else:
+            text = Markup(plain_notice(cut.text, "this page's Markdown allowance is spent"))
         complete = cut.complete
     return MessageView(
         seq=seq,

@@ -69,8 +69,10 @@ class Cut:
 
 def preview(text: str, max_chars: int, max_lines: int) -> Cut:
     """At most ``max_chars`` characters and ``max_lines`` lines of ``text``. A cut ends at a line
-    end when one falls in the last quarter of the allowance, else mid-line (a 10 MB line)."""
-    if len(text) <= max_chars and text.count("\n", 0, max_chars) < max_lines:
+    end when one falls in the last quarter of the allowance, else mid-line (a 10 MB line).
+    A final line end is not a line of its own: 40 lines each ending in ``\n`` fit 40 lines."""
+    body = text[:-1] if text.endswith("\n") else text  # a final line end ends the last line
+    if len(body) <= max_chars and body.count("\n") < max_lines:
         return Cut(text, True)
     end = min(len(text), max_chars)
     newline = -1
