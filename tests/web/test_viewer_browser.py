@@ -186,6 +186,24 @@ def test_show_all_replaces_the_preview_with_the_whole_message(
     assert problems == []
 
 
+def test_show_all_of_a_collapsed_box_opens_it(
+    web_server: Server, headers: dict[str, str], watched: tuple[Page, list[str]]
+) -> None:
+    # a newcomer clicked "Show all" under a closed tool output: the whole text loaded into a
+    # box that stayed closed, so nothing visible happened
+    page, problems = watched
+    output = "\n".join(f"line {n}" for n in range(3_000))
+    messages = [{"role": "tool", "tool_name": "shell", "content": output}]
+    thread_id = _store(web_server, headers, document(messages, visibility="public"))
+    page.goto(f"{web_server.base_url}/t/{thread_id}")
+    expect(page.locator("#m-0 details.box")).not_to_have_attribute("open", "")
+    page.locator("#m-0 a.show-all").click()
+    expect(page.locator("#m-0 details.box")).to_have_attribute("open", "")
+    expect(page.locator("#m-0 pre")).to_contain_text("line 2999")
+    expect(page.locator("#m-0 pre")).to_be_visible()
+    assert problems == []
+
+
 def test_share_link_opens_the_thread_and_revocation_gives_410(
     web_server: Server, headers: dict[str, str], watched: tuple[Page, list[str]]
 ) -> None:

@@ -77,9 +77,10 @@
     link.classList.add("loading");
     try {
       const content = await fragment(link.dataset.fragment);
-      const opened = [...message.querySelectorAll("details")].map((d) => d.open);
+      // "Show all" asks to see the message: every box of it opens (one left closed showed
+      // nothing happening), and the message stays where it was on screen.
       const whole = content.querySelector("article.msg");
-      whole.querySelectorAll("details").forEach((d, i) => { d.open = opened[i] ?? true; });
+      whole.querySelectorAll("details").forEach((d) => { d.open = true; });
       message.replaceWith(whole);
     } catch (error) {
       failed(link, error);
