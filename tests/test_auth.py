@@ -11,8 +11,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,8 @@ from typer.testing import CliRunner
 from app.auth import create_token
 from app.cli import cli, parse_ttl
 from app.config import Settings
-from app.main import create_app
 from loomsync.ids import ThreadId
+from tests.apps import serving
 from tests.conftest import TokenFactory
 
 INVALID_TOKEN = 'Bearer error="invalid_token"'
@@ -125,18 +124,6 @@ def assert_invalid_token(r: httpx.Response) -> None:
     assert r.headers["content-type"].startswith("application/problem+json")
     assert r.json()["code"] == "unauthorized"
     assert r.json()["status"] == 401
-
-
-@asynccontextmanager
-async def serving(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    """A client for a second app built from ``settings`` (its own verifier and engine)."""
-    app = create_app(settings)
-    try:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
-    finally:
-        await app.state.engine.dispose()
 
 
 def asymmetric_settings(

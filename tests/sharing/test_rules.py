@@ -7,17 +7,14 @@ Isolation: see tests/sharing/conftest.py; the settings tests build an app of the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from app.config import Settings
-from app.main import create_app
+from tests.apps import serving
 from tests.conftest import TokenFactory
 from tests.sharing.conftest import Shared, secret_of
 
@@ -150,23 +147,18 @@ async def test_a_good_body_sets_the_lifetime(
         assert life == timedelta(seconds=lifetime)
 
 
-@asynccontextmanager
-async def _app_with(settings: Settings, **changes: Any) -> AsyncIterator[httpx.AsyncClient]:
-    app: FastAPI = create_app(settings.model_copy(update=changes))
-    try:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://internal:8080") as c:
-            yield c
-    finally:
-        await app.state.engine.dispose()
+#: The base URL the request comes to when no public URL is set (the link is built on it).
+INTERNAL = "http://internal:8080"
 
 
 async def test_the_url_is_built_on_the_public_url_when_set_else_the_request_base(
     settings: Settings, shared: Shared
 ) -> None:
-    async with _app_with(settings, public_url="https://loom.example.com/team") as c:
+    async with serving(
+        settings.model_copy(update={"public_url": "https://loom.example.com/team"}), INTERNAL
+    ) as c:
         behind_proxy = await c.post(shared.links, headers=shared.headers)
-    async with _app_with(settings) as c:
+    async with serving(settings, INTERNAL) as c:
         direct = await c.post(shared.links, headers=shared.headers)
     assert behind_proxy.status_code == direct.status_code == 201
     url = behind_proxy.json()["url"]
@@ -175,7 +167,7 @@ async def test_the_url_is_built_on_the_public_url_when_set_else_the_request_base
 
 
 async def test_the_max_age_setting_caps_a_links_life(settings: Settings, shared: Shared) -> None:
-    async with _app_with(settings, share_link_max_age=86400) as c:
+    async with serving(settings.model_copy(update={"share_link_max_age": 86400}), INTERNAL) as c:
         default = await c.post(shared.links, headers=shared.headers)
         shorter = await c.post(shared.links, json={"expires_in": 60}, headers=shared.headers)
         longer = await c.post(shared.links, json={"expires_in": 86401}, headers=shared.headers)

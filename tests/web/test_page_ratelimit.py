@@ -4,28 +4,12 @@ Retry-After, while the probes stay open."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import httpx
-from fastapi import FastAPI
 
 from app.config import Settings
-from app.main import create_app
+from tests.apps import serving
 from tests.web.documents import conversation, document
 from tests.web.rows import insert_session
-
-
-@asynccontextmanager
-async def serving(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    """An app with a limiter of its own (``settings.rate_limit``) and a client for it."""
-    app: FastAPI = create_app(settings)
-    try:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-            yield c
-    finally:
-        await app.state.engine.dispose()
 
 
 async def test_pages_and_fragments_are_limited_with_a_429_page(
