@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,8 @@ SCHEMA_VERSION = 1
 #: Which analyzer made the postings: an index made by another one is rebuilt.
 ANALYZER = "loomsync.textsearch 1"
 BUSY_TIMEOUT_SECONDS = 60.0
+#: About how long one refresh transaction indexes before it commits.
+BATCH_SECONDS = 1.0
 _SHA_CHARS = frozenset("0123456789abcdef")
 
 _SCHEMA = """
@@ -169,31 +172,51 @@ class LocalIndex:
 
     # -- keeping up to date ------------------------------------------------------------------
 
-    def refresh(self, source: ThreadSource) -> int:
-        """Index what changed in ``source`` since the last refresh; the threads (re)indexed."""
-        known = dict(self.db.execute("SELECT id, version FROM threads"))
-        first = source.changed_since(known)
-        if not first.changed and not first.gone:
-            return 0
+    def refresh(self, source: ThreadSource, *, batch_seconds: float = BATCH_SECONDS) -> int:
+        """Index what changed in ``source`` since the last refresh; the threads (re)indexed.
+
+        Work is committed every ``batch_seconds`` or so (each batch one ``BEGIN IMMEDIATE``
+        transaction, what changed worked out again under its lock), so a first build that is
+        interrupted keeps what it did, and another process's search waits for a batch at most.
+        """
+        done = 0
+        while True:
+            known = dict(self.db.execute("SELECT id, version FROM threads"))
+            first = source.changed_since(known)
+            if not first.changed and not first.gone:
+                return done
+            finished, count = self._batch(source, batch_seconds)
+            done += count
+            if finished:
+                return done
+
+    def _batch(self, source: ThreadSource, seconds: float) -> tuple[bool, int]:
         self.db.execute("BEGIN IMMEDIATE")
+        self._lexicon = None  # another process may have added lexemes
         try:
             known = dict(self.db.execute("SELECT id, version FROM threads"))  # under the lock
             changes = source.changed_since(known)
             for thread_id in changes.gone:
                 self._drop(thread_id)
-            done = 0
+            started = time.monotonic()
+            count = 0
+            finished = True
             for thread_id, version in changes.changed.items():
+                if count and time.monotonic() - started > seconds:
+                    finished = False
+                    break
                 self._drop(thread_id)
                 thread = source.read(thread_id)
                 if thread is not None:
                     self._add(thread_id, version, thread)
-                    done += 1
+                count += 1
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        self._lexicon = None
-        return done
+        finally:
+            self._lexicon = None
+        return finished, count
 
     def _drop(self, thread_id: str) -> None:
         row = self.db.execute("SELECT tid FROM threads WHERE id = ?", (thread_id,)).fetchone()

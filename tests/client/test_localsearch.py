@@ -4,6 +4,7 @@ snippets that mark a match, commit prefixes, private threads, strict ``web`` syn
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from loomsync import LocalThreadStore, Thread
@@ -131,3 +132,30 @@ def test_web_syntax_requires_every_term_and_excludes_negated_ones() -> None:
     assert [h.thread.title for h in strict] == ["both"]
     negated = search_threads([both, one], "webpack -build", syntax="web")
     assert [h.thread.title for h in negated] == ["one"]
+
+
+def test_a_refresh_commits_in_batches_and_concurrent_searches_agree(tmp_path: Path) -> None:
+    store = LocalThreadStore(tmp_path)
+    for i in range(6):
+        store.save(_thread(f"t{i}", f"common word{i}"))
+    with LocalIndex.open(tmp_path / INDEX_NAME) as index:
+        assert index.refresh(store.search_source(), batch_seconds=0.0) == 6  # one per batch
+        assert index.totals()[0] == 6
+    store.save(_thread("t6", "common word6"))
+    results: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            results.append(sorted(h.thread.title or "" for h in store.search("common").hits))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=search) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert results == [[f"t{i}" for i in range(7)]] * 4
+    assert _refreshed(store) == 0
