@@ -13,7 +13,8 @@ A position is packed as PostgreSQL's ``WordEntryPos``: 14 bits of position, 2 bi
 :func:`match` evaluates one :class:`~loomsync.textsearch.query.Unit` over a vector's lexemes
 exactly as PostgreSQL evaluates :meth:`Unit.tsquery` (``TS_phrase_execute`` in
 ``tsvector_op.c``): ``a <-> b`` holds where ``b`` sits one position after the end of ``a``;
-``x | y`` merges the position lists, each side shifted to the wider side's width; a prefix
+``x | y`` merges the position lists, each side shifted to the wider matching side's width (so
+where a word's parts and its joined lexeme both match, the joined one is shifted); a prefix
 lexeme (``'x':*``) takes the positions of every lexeme it starts. Each matched occurrence keeps
 a weight (the lowest of a phrase's words, the highest of alternatives at one position), and
 :func:`term_frequency` is :func:`loomsync.textsearch.scoring.rank_or` of those weights.
@@ -93,13 +94,17 @@ def _phrase(
         other = left.get(position - offset)
         if other is not None:
             out[position] = min(code, other)
-    return out, 1 + left_width + right_width
+    return out, (1 + left_width + right_width) if out else 0
 
 
 def _either(
     left: Occurrences, left_width: int, right: Occurrences, right_width: int
 ) -> tuple[Occurrences, int]:
-    """``left | right`` inside a phrase: positions aligned to the wider side's end."""
+    """``left | right`` inside a phrase: positions aligned to the wider side's end, a side
+    that did not match counting as width 0 (PostgreSQL: "undefined output width from failed
+    submatch")."""
+    left_width = left_width if left else 0
+    right_width = right_width if right else 0
     width = max(left_width, right_width)
     out: Occurrences = {}
     for side, side_width in ((left, left_width), (right, right_width)):

@@ -17,6 +17,12 @@ from tests.database import _asyncpg_dsn
 TEXTS: list[list[Field]] = [
     [("The missing_colon.py script failed: missing colon on line 3", "A")],
     [("missingColon.py and missingcolon.py and missing colon.py", "B")],
+    [("missingcolon.py", "A")],
+    [("colon missing; missingcolon.py", "A")],  # the parts are there, not as a phrase
+    [("missingcolon.py then missing_colon later", "A")],
+    [("lead_memor_v2.txt", "C"), ("leadmemorv2.txt and leadmemorv2 txt", "D")],
+    [("export env vars.sh; exportenvvars.sh", "A")],
+    [("vars env export: exportenvvars.sh", "B")],
     [("exportEnvVars(env) calls export_env_vars; export env vars", "A"), ("exportEnvVars", "D")],
     [("Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/)", "C")],
     [("messages_unique_session_uuid_index already exists", "A")],
@@ -35,6 +41,10 @@ QUERIES = [
     "missingcolon.py",
     "missing colon",
     "missingColon",
+    "lead_memor_v2.txt",
+    "leadMemorV2.txt",
+    "exportEnvVars.sh",
+    "export_env_vars.sh",
     "exportEnvVars",
     "export_env_vars env",
     "0.0.0.0",
