@@ -20,7 +20,7 @@ import builtins
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -39,7 +39,7 @@ from loomsync.files import (
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
 from loomsync.legacy import sets_sharing, with_sharing
-from loomsync.localsearch import INDEX_NAME, FolderSource, search_source
+from loomsync.localsearch import INDEX_NAME, FolderSource, search_source, search_threads
 from loomsync.model import Thread, Visibility
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.secrets import Located
@@ -296,6 +296,19 @@ class LocalThreadStore(EditingMixin):
                 self.search_source(), query, path=self.root / INDEX_NAME, limit=limit
             )
         )
+
+    def search_among(
+        self, query: str, thread_ids: Iterable[str], *, limit: int = 20
+    ) -> SearchResults:
+        """:meth:`search` of only these threads (unarchived ones), through an index in memory:
+        what a server search adds of the threads it lacks, without indexing the whole store.
+        Scores are comparable with each other only (the statistics are these threads')."""
+        threads = []
+        for thread_id in dict.fromkeys(thread_ids):
+            thread = self._read_for_index(self.path(thread_id))
+            if thread is not None:
+                threads.append(self.redaction.thread(thread))
+        return SearchResults(hits=search_threads(threads, query, limit=limit))
 
     def search_source(self) -> FolderSource:
         """This folder as the local index's source of threads (read and redacted)."""
