@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,14 +23,29 @@ from loomsync.model import Thread
 from loomsync.summary import SearchHit
 from loomsync.textsearch.query import PLAIN
 
+log = logging.getLogger(__name__)
+
 
 def search_source(
     source: ThreadSource, q: str, *, path: Path | None, limit: int = 20, syntax: str = PLAIN
 ) -> list[SearchHit]:
     """Refresh the index at ``path`` (None: a fresh one in memory) from ``source`` and search
-    it for ``q`` (see :func:`.search.search`; raises ValueError for ``limit`` < 1)."""
+    it for ``q`` (see :func:`.search.search`; raises ValueError for ``limit`` < 1). When the
+    file cannot be used (a read-only folder, or held locked too long by another process), a
+    warning is logged and the search runs on an index built in memory for the call."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
+    if path is not None:
+        try:
+            return _search_at(source, q, path, limit, syntax)
+        except sqlite3.OperationalError as exc:
+            log.warning("search index %s cannot be used (%s); searching without it", path, exc)
+    return _search_at(source, q, None, limit, syntax)
+
+
+def _search_at(
+    source: ThreadSource, q: str, path: Path | None, limit: int, syntax: str
+) -> list[SearchHit]:
     with LocalIndex.open(path) as index:
         index.refresh(source)
         return search(index, q, limit=limit, syntax=syntax)

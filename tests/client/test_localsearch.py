@@ -159,3 +159,10 @@ def test_a_refresh_commits_in_batches_and_concurrent_searches_agree(tmp_path: Pa
     assert errors == []
     assert results == [[f"t{i}" for i in range(7)]] * 4
     assert _refreshed(store) == 0
+
+
+def test_an_index_file_that_cannot_be_opened_leaves_search_working(tmp_path: Path) -> None:
+    store = LocalThreadStore(tmp_path)
+    saved = store.save(_thread("one", "the wombat burrows"))
+    (tmp_path / INDEX_NAME).mkdir()  # SQLite cannot open a folder
+    assert [h.thread.id for h in store.search("wombat").hits] == [str(saved.id)]
