@@ -1,11 +1,11 @@
 """What the local index stores of a text: the very lexemes, positions and weights the server's
 ``tsvector`` holds, and how a query unit matches them (issue 14, item 3).
 
-:func:`entries` runs :func:`loomsync.textsearch.vectors.tsvector` (the text the server casts
-to ``tsvector``) and reads it back the way PostgreSQL's ``tsvector_in`` does (``tsvector.c``,
+:func:`entries` makes what :func:`loomsync.textsearch.vectors.tsvector` writes (the text the
+server casts to ``tsvector``) as PostgreSQL's ``tsvector_in`` reads it (``tsvector.c``,
 ``uniquePos``): each lexeme's positions sorted, a repeated position kept once with its highest
-weight, at most 256 positions, none past 16383. So the local index can never drift from the
-server's vectors: it is made by the same code.
+weight, at most 256 positions, none past 16383, from the same analyzer walk, so the local
+index holds the server's vectors (a test compares them with PostgreSQL's).
 
 A position is packed as PostgreSQL's ``WordEntryPos``: 14 bits of position, 2 bits of weight
 (``3`` = ``A`` … ``0`` = ``D``), two bytes each (:func:`pack`, :func:`unpack`).
@@ -25,10 +25,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Mapping
 
+from loomsync.textsearch.analyzer import lexemes
 from loomsync.textsearch.fields import Field
+from loomsync.textsearch.normalize import normalize
 from loomsync.textsearch.query import Slot, Unit
 from loomsync.textsearch.scoring import rank_or
-from loomsync.textsearch.vectors import MAX_POSITION, MAX_POSITIONS, tsvector
+from loomsync.textsearch.vectors import MAX_POSITION, MAX_POSITIONS
 
 #: Weight letter → the 2-bit code of ``WordEntryPos`` (PostgreSQL: D 0, C 1, B 2, A 3).
 WEIGHT_CODES = {"A": 3, "B": 2, "C": 1, "D": 0}
@@ -42,28 +44,39 @@ Lookup = Callable[[str], Occurrences]
 """The occurrences of a lexeme (``'x*'``: of every lexeme starting with ``x``) in one vector."""
 
 
-def _occurrence(text: str) -> tuple[int, int]:
-    if text[-1].isalpha():
-        return min(int(text[:-1]), MAX_POSITION), WEIGHT_CODES[text[-1]]
-    return min(int(text), MAX_POSITION), 0
-
-
 def entries(fields: Iterable[Field]) -> Vector:
     """The vector of ``fields`` ((text, weight letter) pairs) as PostgreSQL stores
-    ``CAST(tsvector(fields) AS tsvector)`` (module docstring)."""
+    ``CAST(tsvector(fields) AS tsvector)`` (module docstring): the same walk over the
+    analyzer's lexemes as :func:`~loomsync.textsearch.vectors.tsvector` (each field's positions
+    after the previous field's last, a lexeme's first 256 positions, clamped), then
+    ``tsvector_in``'s rule for a repeated position (kept once, with its highest weight).
+    tests/client/test_localsearch_postgres.py checks it against PostgreSQL."""
+    raw: dict[str, list[tuple[int, int]]] = {}
+    offset = 0
+    for text, weight in fields:
+        if not text:
+            continue
+        code = WEIGHT_CODES[weight]
+        last = 0
+        for lexeme, last in lexemes(normalize(text)):
+            entry = raw.get(lexeme)
+            if entry is None:
+                entry = raw[lexeme] = []
+            if len(entry) < MAX_POSITIONS:
+                entry.append((min(offset + last, MAX_POSITION), code))
+        offset += last
     vector: Vector = {}
-    text = tsvector(fields)
-    if not text:
-        return vector
-    for item in text.split(" "):
-        quoted, _, positions = item.rpartition(":")
-        found: Occurrences = {}
-        for raw in positions.split(","):
-            position, code = _occurrence(raw)
-            if found.get(position, -1) < code:
-                found[position] = code
-        kept = dict(sorted(found.items())[:MAX_POSITIONS])
-        vector[quoted[1:-1]] = kept
+    for lexeme, found in raw.items():
+        occurrences: Occurrences = {}
+        for position, code in found:  # positions only grow: already sorted
+            held = occurrences.get(position)
+            if held is None:
+                occurrences[position] = code
+                if position == MAX_POSITION:  # uniquePos stops at the last position
+                    break
+            elif held < code:
+                occurrences[position] = code
+        vector[lexeme] = occurrences
     return vector
 
 
