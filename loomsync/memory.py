@@ -11,8 +11,8 @@ from pathlib import Path
 
 from loomsync import edits
 from loomsync.errors import ThreadNotFoundError
+from loomsync.localsearch import search_threads
 from loomsync.model import Thread
-from loomsync.search import search_threads
 from loomsync.store import EditingMixin, ThreadRef, read_thread_file
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
 
@@ -72,7 +72,8 @@ class MemoryThreadStore(EditingMixin):
         return rows if limit is None else rows[:limit]
 
     def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Substring search (see :mod:`loomsync.search`) over unarchived threads."""
+        """Search unarchived threads with the server's semantics (:mod:`loomsync.localsearch`,
+        an index built in memory for the call)."""
         with self._guard:
             threads = [t for t in self._threads.values() if not edits.archived_at(t)]
         return SearchResults(hits=search_threads(threads, query, limit=limit))

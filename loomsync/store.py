@@ -20,7 +20,7 @@ import builtins
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -39,9 +39,9 @@ from loomsync.files import (
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
 from loomsync.legacy import sets_sharing, with_sharing
+from loomsync.localsearch import INDEX_NAME, FolderSource, search_source, search_threads
 from loomsync.model import Thread, Visibility
 from loomsync.redaction import Redaction, default_redaction
-from loomsync.search import may_match, query_words, search_threads
 from loomsync.secrets import Located
 from loomsync.storeapi import EditingMixin, ThreadRef, ThreadStore, read_thread_file
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
@@ -282,24 +282,42 @@ class LocalThreadStore(EditingMixin):
         return rows if limit is None else rows[:limit]
 
     def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Substring search over every local thread (files that cannot match are not parsed),
-        each redacted as it is read: a file an older client wrote unredacted is searched and
-        quoted in its redacted form."""
-        words = query_words(query)
+        """Search every unarchived local thread with the server's semantics (issue 14 item 3,
+        :mod:`loomsync.localsearch`): the index ``.search.sqlite3`` in the store folder is
+        brought up to date first (only files changed since are read). Threads are indexed
+        redacted: a file an older client wrote unredacted is found and quoted in its redacted
+        form.
 
-        def candidates() -> Iterator[Thread]:
-            for path in sorted(self.root.iterdir()):
-                if not is_thread_file(path.name):
-                    continue
-                try:
-                    raw = path.read_bytes().decode("utf-8", "replace").lower()
-                except FileNotFoundError:
-                    continue
-                if may_match(raw, words) and (thread := self._read_for_index(path)):
-                    if not edits.archived_at(thread):
-                        yield self.redaction.thread(thread)
+        Raises:
+            ValueError: ``limit`` < 1.
+        """
+        return SearchResults(
+            hits=search_source(
+                self.search_source(), query, path=self.root / INDEX_NAME, limit=limit
+            )
+        )
 
-        return SearchResults(hits=search_threads(candidates(), query, limit=limit))
+    def search_among(
+        self, query: str, thread_ids: Iterable[str], *, limit: int = 20
+    ) -> SearchResults:
+        """:meth:`search` of only these threads (unarchived ones), through an index in memory:
+        what a server search adds of the threads it lacks, without indexing the whole store.
+        Scores are comparable with each other only (the statistics are these threads')."""
+        threads = []
+        for thread_id in dict.fromkeys(thread_ids):
+            thread = self._read_for_index(self.path(thread_id))
+            if thread is not None:
+                threads.append(self.redaction.thread(thread))
+        return SearchResults(hits=search_threads(threads, query, limit=limit))
+
+    def search_source(self) -> FolderSource:
+        """This folder as the local index's source of threads (read and redacted)."""
+
+        def read(thread_id: str) -> Thread | None:
+            thread = self._read_for_index(self.root / f"{thread_id}.json")
+            return self.redaction.thread(thread) if thread is not None else None
+
+        return FolderSource(self.root, read, is_thread_file)
 
     def delete(self, thread_id: str) -> None:
         """Remove the thread file. Raises ThreadNotFoundError if there is none."""

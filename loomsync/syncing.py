@@ -152,7 +152,9 @@ class SyncingThreadStore:
         return self.local.list(limit=limit, workspace=workspace, archived=archived)
 
     def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Server search, plus local threads the server does not have yet (pending, private).
+        """Server search, plus local threads the server does not have yet (pending, private),
+        searched on their own (:meth:`LocalThreadStore.search_among`: the whole store is not
+        indexed for them).
 
         When the server cannot be reached (or refuses the token) the local search answers,
         with ``source="local"`` and ``fallback_reason`` saying why.
@@ -169,8 +171,9 @@ class SyncingThreadStore:
         hits = builtins.list(page.hits)
         seen = {hit.thread.id for hit in hits}
         queued = {e.thread_id for e in self.queue.entries()}
-        for hit in self.local.search(query, limit=limit).hits:
-            if hit.thread.id not in seen and (hit.thread.is_private or hit.thread.id in queued):
+        private = {s.id for s in self.local.list() if s.is_private}
+        for hit in self.local.search_among(query, sorted(private | queued), limit=limit).hits:
+            if hit.thread.id not in seen:
                 hits.append(hit)
         return page.results(hits[:limit])
 

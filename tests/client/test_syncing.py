@@ -21,6 +21,7 @@ from loomsync import (
     ThreadNotFoundError,
     ThreadSyncClient,
 )
+from loomsync.localsearch import INDEX_NAME
 from tests.client.conftest import (
     BODY_LIMIT,
     Devices,
@@ -283,9 +284,17 @@ def test_server_search_includes_threads_not_uploaded_yet(devices: Devices) -> No
     device = devices("a")
     uploaded = device.save_and_sync(new_thread(0, metadata={"title": "quokka uploaded"}))
     waiting = device.save(new_thread(0, metadata={"title": "quokka waiting"}))
+    private = device.save(new_thread(0, metadata={"title": "quokka mine"}, is_private=True))
+    device.save_and_sync(new_thread(0, metadata={"title": "wombat uploaded"}))
     results = device.search("quokka")
     assert results.source == "server"
-    assert {h.thread.id for h in results.hits} == {uploaded.thread_id, str(waiting.id)}
+    assert {h.thread.id for h in results.hits} == {
+        uploaded.thread_id,
+        str(waiting.id),
+        str(private.id),
+    }
+    # only the threads the server lacks were searched here: the store was not indexed whole
+    assert not (device.local.root / INDEX_NAME).exists()
 
 
 def test_a_writer_keeps_changes_another_process_made_meanwhile(devices: Devices) -> None:
