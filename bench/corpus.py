@@ -30,10 +30,12 @@ from typing import Any
 import asyncpg
 
 from app.threads.documents import commit_shas, derived_columns, dump_json, prepare_messages
-from app.threads.indexing import MESSAGE_VECTOR_SQL, THREAD_VECTOR_SQL, thread_texts
+from app.threads.indexing import MESSAGE_VECTOR_SQL, THREAD_VECTOR_SQL, thread_vector
 
 REAL_THREADS = Path(__file__).resolve().parents[2] / "shared" / "data" / "threads"
 COMMON_WORD = "loomcommon"
+#: Which analyzer made the vectors: a corpus made by another one is rebuilt.
+ANALYZER = "loomsync.textsearch 1"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 GIN_INDEXES = {
@@ -50,15 +52,15 @@ SELECT u.id, u.owner_id, u.org_id, 1, u.visibility, false, u.ts, u.ts, u.ts, u.t
        CAST(u.document AS json), {THREAD_VECTOR_SQL}
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[],
-            $14::text[], $15::text[])
+            $14::text[])
      AS u(id, owner_id, org_id, visibility, ts, title, workspace_root, git_branch, git_remote_url,
-          provider, model, message_count, document, a_text, b_text)
+          provider, model, message_count, document, vector)
 """
 INSERT_MESSAGES = f"""
 INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)
 SELECT u.thread_id, u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL}
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::text[])
-     AS u(thread_id, seq, role, body, content_hash, content_text, tool_text)
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::bytea[], $6::text[])
+     AS u(thread_id, seq, role, body, content_hash, vector)
 """
 INSERT_COMMITS = """
 INSERT INTO thread_commits (thread_id, sha)
@@ -129,8 +131,8 @@ class Batch:
     parallel arrays INSERT_THREADS, INSERT_MESSAGES and INSERT_COMMITS take."""
 
     def __init__(self) -> None:
-        self.threads: list[list[Any]] = [[] for _ in range(15)]
-        self.messages: list[list[Any]] = [[] for _ in range(7)]
+        self.threads: list[list[Any]] = [[] for _ in range(14)]
+        self.messages: list[list[Any]] = [[] for _ in range(6)]
         self.commits: list[list[Any]] = [[], []]
 
     def add_thread(self, *values: Any) -> None:
@@ -213,7 +215,7 @@ async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: in
         doc = dict(template)
         doc["visibility"] = rng.choices(["organization", "private", "public"], [6, 3, 1])[0]
         markers = planted.get(index, [])
-        a_text, b_text = thread_texts(doc)
+        vector = thread_vector(doc)
         columns = derived_columns(doc)
         count = rng.randint(1, 2 * shape.mean_messages - 1)
         picks = [rng.randrange(len(real_messages)) for _ in range(count)]
@@ -228,7 +230,7 @@ async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: in
             thread_id, f"user{user}", f"org{user % shape.orgs}", columns["visibility"], when,
             columns["title"], columns["workspace_root"], columns["git_branch"],
             columns["git_remote_url"], columns["provider"], columns["model"], count,
-            dump_json(stored), a_text, b_text,
+            dump_json(stored), vector,
         )  # fmt: skip
         for seq, pick in enumerate(picks):
             extra = " ".join(
@@ -239,8 +241,7 @@ async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: in
             else:
                 message = prepared[pick]
             batch.add_message(
-                thread_id, seq, message.role, message.body, message.content_hash,
-                message.content_text, message.tool_text,
+                thread_id, seq, message.role, message.body, message.content_hash, message.vector,
             )  # fmt: skip
         for sha in commit_shas(doc):
             batch.commits[0].append(thread_id)
@@ -259,4 +260,5 @@ async def build(dsn: str, shape: Shape, *, batch_threads: int = 500, workers: in
 
 def fingerprint(shape: Shape) -> str:
     """A short id of a corpus shape, to know whether a database holds it already."""
-    return hashlib.sha256(json.dumps(shape.__dict__, sort_keys=True).encode()).hexdigest()[:12]
+    key = {**shape.__dict__, "analyzer": ANALYZER}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]

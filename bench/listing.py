@@ -41,7 +41,7 @@ from app.database import SERVER_SETTINGS, migrate
 from app.threads import cursors, listing
 from app.threads.access import readable
 from app.threads.documents import derived_columns, dump_json, prepare_messages
-from app.threads.indexing import thread_texts
+from app.threads.indexing import thread_vector
 from app.threads.tables import threads
 from bench.corpus import NOW, Batch, BulkLoader
 from bench.harness import (
@@ -93,11 +93,10 @@ def _templates() -> tuple[list[list[Any]], list[Any]]:
         for visibility in ("organization",) * 6 + ("private",) * 3 + ("public",):
             doc = {**template, "visibility": visibility}
             columns = derived_columns(doc)
-            a_text, b_text = thread_texts(doc)
             stored = {k: v for k, v in doc.items() if k not in ("id", "last_activity_at")}
             rows.append([columns["visibility"], columns["title"], columns["workspace_root"],
                          columns["git_branch"], columns["git_remote_url"], columns["provider"],
-                         columns["model"], dump_json(stored), a_text, b_text])  # fmt: skip
+                         columns["model"], dump_json(stored), thread_vector(doc)])  # fmt: skip
     return rows, small
 
 
@@ -126,7 +125,7 @@ async def build(dsn: str, shape: ListShape, *, batch: int = 2000) -> None:
             for seq in range(count):
                 m = rng.choice(small)
                 chunk.add_message(thread_id, seq, m.role, m.body, m.content_hash,
-                                    m.content_text, m.tool_text)  # fmt: skip
+                                    m.vector)  # fmt: skip
         await loader.write(chunk)
     await loader.finish()
     print(f"  database ready in {time.monotonic() - loader.started:,.0f} s", flush=True)

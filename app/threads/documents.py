@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import BadRequest
-from app.threads.indexing import clean, message_texts
+from app.threads.indexing import clean, message_vector
 from app.times import rfc3339
 from loomsync import jsontext
 from loomsync.ids import ThreadId
@@ -68,14 +68,14 @@ def dump_json(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PreparedMessage:
-    """A message ready to insert: exact JSON text, its SHA-256, and its indexed texts."""
+    """A message ready to insert: exact JSON text, its SHA-256, and its search vector as
+    ``tsvector`` input text (:func:`app.threads.indexing.message_vector`)."""
 
     seq: int
     role: str
     body: str
     content_hash: bytes
-    content_text: str
-    tool_text: str
+    vector: str
 
 
 def prepare_messages(
@@ -85,15 +85,13 @@ def prepare_messages(
     prepared = []
     for offset, message in enumerate(messages):
         body = dump_json(message)
-        content_text, tool_text = message_texts(message)
         prepared.append(
             PreparedMessage(
                 seq=start_seq + offset,
                 role=str(message["role"]),
                 body=body,
                 content_hash=hashlib.sha256(body.encode("utf-8")).digest(),
-                content_text=content_text,
-                tool_text=tool_text,
+                vector=message_vector(message),
             )
         )
     return prepared

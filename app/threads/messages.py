@@ -19,8 +19,8 @@ from app.threads.tables import thread_commits, thread_messages
 
 _UNNEST = (
     "unnest(CAST(:seqs AS integer[]), CAST(:roles AS text[]), CAST(:bodies AS text[]),"
-    " CAST(:hashes AS bytea[]), CAST(:content_texts AS text[]), CAST(:tool_texts AS text[]))"
-    " AS u(seq, role, body, content_hash, content_text, tool_text)"
+    " CAST(:hashes AS bytea[]), CAST(:vectors AS text[]))"
+    " AS u(seq, role, body, content_hash, vector)"
 )
 _INSERT_MESSAGES = text(
     "INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)"
@@ -41,8 +41,7 @@ def _message_params(thread_id: uuid.UUID, messages: Sequence[PreparedMessage]) -
         "roles": [m.role for m in messages],
         "bodies": [m.body for m in messages],
         "hashes": [m.content_hash for m in messages],
-        "content_texts": [m.content_text for m in messages],
-        "tool_texts": [m.tool_text for m in messages],
+        "vectors": [m.vector for m in messages],
     }
 
 

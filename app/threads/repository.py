@@ -46,7 +46,7 @@ from app.threads.documents import (
     dump_json,
     render_document,
 )
-from app.threads.indexing import thread_texts, weighted
+from app.threads.indexing import stored_vector, thread_vector
 from app.threads.listing import list_threads
 from app.threads.preconditions import Precondition
 from app.threads.reads import check_copy_of, load_forkable, read_thread, render
@@ -79,10 +79,9 @@ MESSAGE_COUNT = threads.c.message_count
 
 def _document_values(doc: dict[str, Any]) -> dict[str, Any]:
     """Column values for a stored document: the JSON text, derived columns and the A/B vector."""
-    a_text, b_text = thread_texts(doc)
     return {
         "document": cast(literal(dump_json(doc), Text), JSON),
-        "search_vector": weighted(a_text, "A").op("||")(weighted(b_text, "B")),
+        "search_vector": stored_vector(thread_vector(doc)),
         **derived_columns(doc),
     }
 
