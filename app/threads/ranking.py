@@ -11,8 +11,9 @@ that is too big (every unit is common), the ``common`` fallback scores the match
 the :data:`RECENT_CANDIDATES` most recently active allowed threads only. Threads whose title,
 tags or git metadata match (the thread GIN index) and commit SHA prefixes are always found.
 
-**Scores**, per unit ``u`` and candidate message ``m``: ``tf = ts_rank(MESSAGE_WEIGHTS, vec_m,
-u)`` when ``vec_m @@ u`` (else no contribution), contribution ``bm25(idf_u, tf, length(vec_m),
+**Scores**, per unit ``u`` and candidate message ``m``: when ``vec_m @@ u`` (else no
+contribution), ``tf = ts_rank(MESSAGE_WEIGHTS, vec_m, u's distinct lexemes or-ed)``
+(:func:`rank_tsquery`; :func:`loomsync.textsearch.scoring.unit_tf`), contribution ``bm25(idf_u, tf, length(vec_m),
 average message length)``; a message's score is the sum over units; a thread's score is its best
 message's + ``SPREAD`` x (the sum over units of the unit's best contribution in the thread -
 best message's score) + ``THREAD_BOOST`` x the same BM25 over the thread vector
@@ -53,14 +54,14 @@ from sqlalchemy import (
     tuple_,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, distinct_on
 
 from app.auth import Principal
 from app.threads.access import readable
 from app.threads.searchstats import Stats
 from app.threads.tables import thread_commits, thread_messages, threads
 from loomsync.textsearch import scoring
-from loomsync.textsearch.query import Query
+from loomsync.textsearch.query import Query, Unit
 
 #: Messages the rarest units may bring in as candidates (planner estimate).
 CANDIDATE_ROWS = 20_000
@@ -185,16 +186,23 @@ def _bm25(
     return idf * tf * (scoring.K1 + 1.0) / (tf + norm)
 
 
+def rank_tsquery(unit: Unit) -> str:
+    """The ``tsquery`` text whose ``ts_rank`` is the unit's ``tf``: its distinct lexemes or-ed
+    (:func:`loomsync.textsearch.scoring.unit_tf`), linear in the text, where ``ts_rank`` of a
+    phrase would compare every pair of its words' positions."""
+    return " | ".join(
+        f"'{lex[:-1]}':*" if lex.endswith("*") else f"'{lex}'" for lex in unit.lexemes
+    )
+
+
 def _units_table(query: Query, ranking: Ranking) -> Any:
+    units = query.units
+    matches = bindparam("units", [u.tsquery() for u in units], type_=ARRAY(Text))
+    ranks = bindparam("ranks", [rank_tsquery(u) for u in units], type_=ARRAY(Text))
+    idfs = bindparam("idfs", list(ranking.idfs), type_=ARRAY(Float))
     return (
-        func.unnest(
-            cast(
-                bindparam("units", [u.tsquery() for u in query.units], type_=ARRAY(Text)),
-                ARRAY(TSQUERY),
-            ),
-            cast(bindparam("idfs", list(ranking.idfs), type_=ARRAY(Float)), ARRAY(Float)),
-        )
-        .table_valued("q", "idf", with_ordinality="i")
+        func.unnest(cast(matches, ARRAY(TSQUERY)), cast(ranks, ARRAY(TSQUERY)), idfs)
+        .table_valued("q", "r", "idf", with_ordinality="i")
         .render_derived(name="u")
     )
 
@@ -264,7 +272,7 @@ def scored_hits(
         cand = _candidates(query, ranking, allowed)
         tf = cast(
             func.ts_rank(
-                literal_column(scoring.weights_sql(scoring.MESSAGE_WEIGHTS)), cand.c.v, units.c.q
+                literal_column(scoring.weights_sql(scoring.MESSAGE_WEIGHTS)), cand.c.v, units.c.r
             ),
             Float,
         )
@@ -288,7 +296,7 @@ def scored_hits(
         )
         best = (
             select(msg.c.thread_id, msg.c.seq, msg.c.score)
-            .distinct(msg.c.thread_id)
+            .ext(distinct_on(msg.c.thread_id))
             .order_by(msg.c.thread_id, msg.c.score.desc(), msg.c.seq)
             .subquery("best")
         )
@@ -314,7 +322,7 @@ def scored_hits(
             func.ts_rank(
                 literal_column(scoring.weights_sql(scoring.THREAD_WEIGHTS)),
                 threads.c.search_vector,
-                t_units.c.q,
+                t_units.c.r,
             ),
             Float,
         )

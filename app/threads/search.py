@@ -45,7 +45,7 @@ from app.threads.ranking import (
     plan_ranking,
     scored_hits,
 )
-from loomsync.textsearch.query import Query, parse
+from loomsync.textsearch.query import Query, Unit, parse
 
 __all__ = ["SearchFilters", "SearchPage", "commit_prefix", "run", "scored_hits", "search_slot"]
 
@@ -60,6 +60,16 @@ def commit_prefix(q: str) -> str | None:
     """The lowercase SHA prefix when ``q`` is one hex word of 7 to 40 characters, else None."""
     word = q.strip()
     return word.lower() if _HEX.match(word) else None
+
+
+def with_hex_prefix(query: Query, prefix: str | None) -> Query:
+    """``query`` for a SHA prefix ``prefix`` (:func:`commit_prefix`): its one word as a prefix
+    unit (``'26a7a89b':*``), so that a commit hash that a tool printed or the assistant quoted
+    in full is found by its first characters, as ``thread_commits`` rows are."""
+    if prefix is None or len(query.groups) != 1 or len(query.groups[0]) != 1:
+        return query
+    unit = Unit(slots=(((prefix + "*",),),))
+    return Query(((unit,),), query.excluded, query.strict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +169,11 @@ async def run(
     :class:`app.errors.Unavailable` (503) when finding and ranking the hits take longer than
     ``RANKING_BUDGET_MS``; snippets past their own budget are None instead.
     """
-    query = parse(q, "web" if syntax == "web" else "plain")
+    prefix = commit_prefix(q)
+    query = with_hex_prefix(parse(q, "web" if syntax == "web" else "plain"), prefix)
     after = ranking = None
     if cursor:
         after, ranking = decode_cursor(codec, cursor, query)
-    prefix = commit_prefix(q)
     with search_slot(principal.user_id or ""):
         if not query.searchable and prefix is None:
             return SearchPage([], {}, None)
