@@ -31,7 +31,7 @@ from collections.abc import Sequence
 #: Tuned on the tune split of bench/search_judged (bench/search_tune.py; never on held-out
 #: queries): a weaker length normalisation than BM25's usual 0.75 (messages here run from one
 #: line to 100 KB, and the answer is often in a long one), tool results (C) at 0.6, git
-#: metadata (B) at 0.8 and thread fields x 1.5, so that a title, tag or branch hit still ranks
+#: metadata (B) at 0.9 and thread fields x 1.75, so that a title, tag or branch hit still ranks
 #: above the same word in one message (API.md section 6).
 K1 = 1.2
 B = 0.3
@@ -39,8 +39,8 @@ B = 0.3
 #: content (tool results, system), tool names and arguments (loomsync.textsearch.fields).
 MESSAGE_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.6, "D": 0.3}
 #: ``ts_rank`` weights of thread vectors: title and tags, git metadata.
-THREAD_WEIGHTS = {"A": 1.0, "B": 0.8, "C": 0.0, "D": 0.0}
-THREAD_BOOST = 1.5
+THREAD_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.0, "D": 0.0}
+THREAD_BOOST = 1.75
 SPREAD = 0.3
 COMMIT_SCORE = 10.0
 #: PostgreSQL's normaliser of ``calc_rank_or`` (the sum of 1/i^2, pi^2/6).

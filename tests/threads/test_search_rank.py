@@ -17,13 +17,6 @@ from tests.threads.test_search import ids, messages, put, search, word
 @pytest.fixture
 def me(auth: TokenFactory, new_user, new_org) -> dict[str, str]:
     return auth(new_user("ranker"), org=new_org("rank"))
-    ids,
-    me,
-    messages,
-    put,
-    search,
-    word,
-)
 
 
 async def test_words_spread_over_two_messages_find_their_thread(
