@@ -43,6 +43,7 @@ from bench.harness import (
     uvicorn_server,
 )
 from bench.harness import server_dsn as default_server_dsn
+from loomsync.textsearch.highlight import snippet
 from loomsync.textsearch.query import parse
 
 DATABASE = "loomsync_bench_search"
@@ -100,8 +101,9 @@ def positional(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
 
 async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats) -> int:
     """The API's SQL for one search page, issued by asyncpg: the ranking statement (with the
-    statistics snapshot the server caches, read once per run here too), then the snippet
-    statements for the page's best messages."""
+    statistics snapshot the server caches, read once per run here too), then the read of the
+    page's best messages' heads and their highlighting (app/threads/snippets.py; the API also
+    reads tool text and tails when the head holds no match)."""
     query = search.with_hex_prefix(parse(q), search.commit_prefix(q))
     filters = search.SearchFilters(scope=scope)
     ranking = plan_ranking(query, stats)
@@ -113,33 +115,20 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats)
     page = rows[:20]
     if not page:
         return 0
-    ids = [r["id"] for r in page]
-    tsquery_sql = "CAST(:q AS tsquery)"
-    bounded = query.any_tsquery()
-    words = [lex.rstrip("*") for lex in query.lexemes]
-    best_sql, best_args = positional(
-        snippets.BEST_MESSAGES.format(tsquery=tsquery_sql),
-        {"q": bounded, "ids": ids, "prefix": snippets.BODY_PREFIX_CHARS},
-    )
-    best = {r["thread_id"]: r for r in await conn.fetch(best_sql, *best_args)}
-    texts, hits = [], []
-    for i, thread_id in enumerate(ids):
-        source = snippets.content_head(best[thread_id]["head"] or "") if thread_id in best else ""
-        for window in snippets.windows(source, words):
-            texts.append(snippets.escape(window))
-            hits.append(i)
-    head_sql, head_args = positional(
-        snippets.HEADLINES.format(tsquery=tsquery_sql),
+    with_seq = [(r["id"], r["best_seq"]) for r in page if r["best_seq"] is not None]
+    heads_sql, heads_args = positional(
+        snippets.HEADS,
         {
-            "q": bounded,
-            "texts": texts,
-            "hits": hits,
-            "must_match": [ids[i] not in best for i in hits],
-            "marks": snippets.marks(words),
-            "options": snippets.HEADLINE_OPTIONS,
+            "ids": [t for t, _ in with_seq],
+            "seqs": [seq for _, seq in with_seq],
+            "prefix": snippets.BODY_PREFIX_CHARS,
         },
     )
-    await conn.fetch(head_sql, *head_args)
+    heads = {r["thread_id"]: r["head"] or "" for r in await conn.fetch(heads_sql, *heads_args)}
+    for row in page:  # the Python work the API does too (app/threads/snippets.py)
+        head = heads.get(row["id"])
+        text = snippets.content_head(head) if head is not None else (row["title"] or "")
+        snippet(text, query)
     return len(page)
 
 

@@ -19,7 +19,6 @@ How a query runs:
 
 from __future__ import annotations
 
-import inspect
 import re
 import uuid
 from collections import Counter
@@ -103,21 +102,7 @@ async def snippets(
 ) -> dict[uuid.UUID, tuple[int | None, str | None]]:
     """For each (thread id, title, best seq) of a page: (message index, snippet), from
     :func:`app.threads.snippets.snippets` (its own time budget; None past it)."""
-    function: Any = snippet_windows.snippets
-    if "query" in inspect.signature(function).parameters:
-        found: dict[uuid.UUID, tuple[int | None, str | None]] = await function(session, query, page)
-        return found
-    # The snippets module before its issue-14 rewrite: it picks its own message; the message
-    # index is the ranking's best message.
-    words = [lex.rstrip("*") for lex in query.lexemes]
-    old = await function(
-        session,
-        "CAST(:q AS tsquery)",
-        {"q": query.any_tsquery()},
-        words,
-        [(t, n) for t, n, _ in page],
-    )
-    return {t: (seq, old.get(t, (None, None))[1]) for t, _, seq in page}
+    return await snippet_windows.snippets(session, query, page)
 
 
 #: Searches one user may have running at once in one server process (measured with 32 hostile
