@@ -68,7 +68,7 @@ async def main_async(args: argparse.Namespace) -> None:
         scores = []
         for q in queries:
             hits = await rank(session, q.text, stats)
-            scores.append(score(q, [(_judged_id(t, ids), m) for t, m in hits]))
+            scores.append(score(q, [(f"T-{t}", m) for t, m in hits]))
     await engine.dispose()
     groups = aggregate(queries, scores)
     print(f"stats: N={stats.messages:.0f} listed={len(stats.freqs)} floor={stats.floor:.5f}")
@@ -80,11 +80,6 @@ async def main_async(args: argparse.Namespace) -> None:
     if args.details:
         for q, s in zip(queries, scores, strict=True):
             print(f"{q.id} {q.type:12} {s['thread_ndcg']:.2f} {s['message_ndcg']:.2f} {q.text}")
-
-
-def _judged_id(thread: str, _ids: dict[str, str]) -> str:
-    """Thread ids as the judged set names them (``T-`` plus the UUID)."""
-    return f"T-{thread}"
 
 
 def main() -> None:
