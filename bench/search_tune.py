@@ -62,9 +62,6 @@ async def main_async(args: argparse.Namespace) -> None:
     queries = [q for q in load_queries() if (q.split == "heldout") == args.heldout]
     async with AsyncSession(engine) as session:
         stats = await searchstats.read(session)
-        ids = {
-            str(r.id): str(r.id) for r in (await session.execute(text("SELECT id FROM threads")))
-        }
         scores = []
         for q in queries:
             hits = await rank(session, q.text, stats)
