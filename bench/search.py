@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import re
 import sys
 import time
 from itertools import cycle
+from types import SimpleNamespace
 from typing import Any
 
 import asyncpg
@@ -43,7 +45,7 @@ from bench.harness import (
     uvicorn_server,
 )
 from bench.harness import server_dsn as default_server_dsn
-from loomsync.textsearch.highlight import snippet
+from loomsync.textsearch.fields import MESSAGE_TAIL_CHARS
 from loomsync.textsearch.query import parse
 
 DATABASE = "loomsync_bench_search"
@@ -115,7 +117,9 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats)
     page = rows[:20]
     if not page:
         return 0
-    with_seq = [(r["id"], r["best_seq"]) for r in page if r["best_seq"] is not None]
+    hits = [(r["id"], r["title"], r["best_seq"]) for r in page]
+    with_seq = [(t, seq) for t, _, seq in hits if seq is not None]
+    sources = snippets._Sources()  # the API's own steps (app/threads/snippets.py), no budget
     heads_sql, heads_args = positional(
         snippets.HEADS,
         {
@@ -124,11 +128,22 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats)
             "prefix": snippets.BODY_PREFIX_CHARS,
         },
     )
-    heads = {r["thread_id"]: r["head"] or "" for r in await conn.fetch(heads_sql, *heads_args)}
-    for row in page:  # the Python work the API does too (app/threads/snippets.py)
-        head = heads.get(row["id"])
-        text = snippets.content_head(head) if head is not None else (row["title"] or "")
-        snippet(text, query)
+    for r in await conn.fetch(heads_sql, *heads_args):
+        sources.add_head(r["thread_id"], r["head"] or "")
+    found = snippets._highlight(hits, query, sources, math.inf, None)
+    unread = [(t, seq) for t, seq in with_seq if t in sources.partial and found.get(t) is None]
+    if unread:
+        tails_sql, tails_args = positional(
+            snippets.TAILS,
+            {
+                "ids": [t for t, _ in unread],
+                "seqs": [seq for _, seq in unread],
+                "tail": MESSAGE_TAIL_CHARS,
+            },
+        )
+        for r in await conn.fetch(tails_sql, *tails_args):
+            sources.add_tail(r["thread_id"], SimpleNamespace(**dict(r)))
+        snippets._highlight(hits, query, sources, math.inf, {t for t, _ in unread})
     return len(page)
 
 

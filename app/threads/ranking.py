@@ -215,7 +215,8 @@ def _candidates(query: Query, ranking: Ranking, allowed: list[ColumnElement[bool
             select(m.c.thread_id, m.c.seq, m.c.search_vector.label("v"))
             .join(threads, threads.c.id == m.c.thread_id)
             .where(m.c.search_vector.op("@@")(_tsq("candidates", wanted)), *allowed)
-            .cte("cand").prefix_with("MATERIALIZED")
+            .cte("cand")
+            .prefix_with("MATERIALIZED")
         )
     anything = _tsq("any", query.any_tsquery())
     has_match = exists().where(m.c.thread_id == threads.c.id, m.c.search_vector.op("@@")(anything))
@@ -230,7 +231,8 @@ def _candidates(query: Query, ranking: Ranking, allowed: list[ColumnElement[bool
         select(m.c.thread_id, m.c.seq, m.c.search_vector.label("v"))
         .join(recent, recent.c.id == m.c.thread_id)
         .where(m.c.search_vector.op("@@")(anything))
-        .cte("cand").prefix_with("MATERIALIZED")
+        .cte("cand")
+        .prefix_with("MATERIALIZED")
     )
 
 

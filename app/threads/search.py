@@ -163,8 +163,13 @@ async def run(
         if not query.searchable and prefix is None:
             return SearchPage([], {}, None)
         try:
+            # Custom plans only: a generic plan of the ranking statement cannot see the
+            # tsquery and guesses every word's selectivity alike (asyncpg prepares statements).
             await session.execute(
-                text("SELECT set_config('statement_timeout', :budget, true)"),
+                text(
+                    "SELECT set_config('statement_timeout', :budget, true),"
+                    " set_config('plan_cache_mode', 'force_custom_plan', true)"
+                ),
                 {"budget": f"{RANKING_BUDGET_MS}ms"},
             )
             if ranking is None:
