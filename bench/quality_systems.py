@@ -18,6 +18,7 @@ metadata are not (they are not messages).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -29,9 +30,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
+
 from app.auth import create_token
 from app.config import Settings
-from bench.harness import ROOT, database_dsn, fresh_database, server_dsn, uvicorn_server
+from bench.harness import (
+    ROOT,
+    asyncpg_dsn,
+    database_dsn,
+    fresh_database,
+    server_dsn,
+    uvicorn_server,
+)
 from loomsync.client import ThreadSyncClient
 from loomsync.importers import import_path
 from loomsync.model import Message, Thread
@@ -200,6 +210,22 @@ def local_search(threads: list[Thread], folder: Path) -> Search:
     return search
 
 
+def analyze(dsn: str) -> None:
+    """``ANALYZE`` the loaded database, as autovacuum does within a minute of a load this size
+    (``autovacuum_analyze_threshold`` 50 rows plus 10%): search ranks by the statistics it
+    keeps (app/threads/searchstats.py), and a server right after a bulk load, before any
+    statistics, ranks with uniform IDFs instead."""
+
+    async def run() -> None:
+        conn = await asyncpg.connect(asyncpg_dsn(dsn))
+        try:
+            await conn.execute("ANALYZE")
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
 @contextmanager
 def server_search(threads: list[Thread]) -> Iterator[Search]:
     """A real uvicorn on a fresh ``loomsync_bench_quality`` database holding ``threads`` (PUT
@@ -212,6 +238,7 @@ def server_search(threads: list[Thread]) -> Iterator[Search]:
         with ThreadSyncClient(base, token, timeout=120) as client:
             for thread in threads:
                 client.put_thread(thread, base_version=0)
+            analyze(url)
 
             def search(query: str) -> list[Answer]:
                 hits = client.search(query, limit=FETCH).hits

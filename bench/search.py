@@ -15,21 +15,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import re
 import sys
 import time
 from itertools import cycle
+from types import SimpleNamespace
 from typing import Any
 
 import asyncpg
 import httpx
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
 from app.auth import Principal, create_token
-from app.config import Settings
+from app.config import Settings, normalize_database_url
 from app.database import SERVER_SETTINGS, migrate
-from app.threads import search, snippets
-from app.threads.query import bound
+from app.threads import search, searchstats, snippets
+from app.threads.ranking import plan_ranking, scored_hits
+from app.threads.searchstats import Stats
 from bench.corpus import Shape, Terms, build, fingerprint
 from bench.harness import (
     asyncpg_dsn,
@@ -41,6 +45,8 @@ from bench.harness import (
     uvicorn_server,
 )
 from bench.harness import server_dsn as default_server_dsn
+from loomsync.textsearch.fields import MESSAGE_TAIL_CHARS
+from loomsync.textsearch.query import parse
 
 DATABASE = "loomsync_bench_search"
 SEARCHER = Principal(user_id="user0", org_id="org0", roles=frozenset())
@@ -48,10 +54,12 @@ TARGET_P95_MS = {"selective": 50.0, "medium": None, "common": 300.0}
 MAX_RATIO = 1.5
 
 
-async def ensure_corpus(server_dsn: str, shape: Shape, rebuild: bool) -> Terms:
-    """The planted terms of a database holding ``shape``, building it when needed."""
-    dsn = database_dsn(server_dsn, DATABASE)
-    if not rebuild and await database_exists(server_dsn, DATABASE):
+async def ensure_corpus(
+    server_dsn: str, shape: Shape, rebuild: bool, database: str = DATABASE
+) -> Terms:
+    """The planted terms of database ``database`` holding ``shape``, building it when needed."""
+    dsn = database_dsn(server_dsn, database)
+    if not rebuild and await database_exists(server_dsn, database):
         conn = await asyncpg.connect(dsn)
         try:
             row = await conn.fetchrow("SELECT value FROM bench_meta WHERE key = 'corpus'")
@@ -62,10 +70,10 @@ async def ensure_corpus(server_dsn: str, shape: Shape, rebuild: bool) -> Terms:
         if row is not None:
             meta = json.loads(row["value"])
             if meta["fingerprint"] == fingerprint(shape):
-                print(f"Reusing corpus {meta['fingerprint']} in {DATABASE}")
+                print(f"Reusing corpus {meta['fingerprint']} in {database}")
                 return Terms(**meta["terms"])
-    print(f"Building corpus {shape} in {DATABASE} …", flush=True)
-    await recreate_database(server_dsn, DATABASE)
+    print(f"Building corpus {shape} in {database} …", flush=True)
+    await recreate_database(server_dsn, database)
     await asyncio.to_thread(migrate, dsn)
     terms = await build(dsn, shape)
     conn = await asyncpg.connect(dsn)
@@ -93,17 +101,15 @@ def positional(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
     return _NAMED.sub(number, sql), [params[name] for name in order]
 
 
-async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
-    """The API's SQL for one search page, issued by asyncpg: the frequency estimate, hits, best
-    messages, headlines."""
-    estimate = await conn.fetchval(
-        "EXPLAIN (FORMAT JSON) SELECT 1 FROM thread_messages WHERE search_vector @@"
-        " plainto_tsquery('english'::regconfig, $1)",
-        bound(q, "plain").text,
-    )
-    common = int(json.loads(estimate)[0]["Plan"]["Plan Rows"]) > search.COMMON_MESSAGES
+async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats) -> int:
+    """The API's SQL for one search page, issued by asyncpg: the ranking statement (with the
+    statistics snapshot the server caches, read once per run here too), then the read of the
+    page's best messages' heads and their highlighting (app/threads/snippets.py; the API also
+    reads tool text and tails when the head holds no match)."""
+    query = search.with_hex_prefix(parse(q), search.commit_prefix(q))
     filters = search.SearchFilters(scope=scope)
-    statement = search.scored_hits(SEARCHER, q, "plain", filters, None, 20, common=common)
+    ranking = plan_ranking(query, stats)
+    statement = scored_hits(SEARCHER, query, ranking, filters, None, 20, search.commit_prefix(q))
     sql = str(
         statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
     )
@@ -111,36 +117,44 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str) -> int:
     page = rows[:20]
     if not page:
         return 0
-    ids = [r["id"] for r in page]
-    tsquery_sql = "plainto_tsquery('english'::regconfig, :q)"
-    bounded = bound(q, "plain").text
-    best_sql, best_args = positional(
-        snippets.BEST_MESSAGES.format(tsquery=tsquery_sql),
-        {"q": bounded, "ids": ids, "prefix": snippets.BODY_PREFIX_CHARS},
-    )
-    best = {r["thread_id"]: r for r in await conn.fetch(best_sql, *best_args)}
-    words = snippets.lexemes(
-        await conn.fetchval("SELECT CAST(plainto_tsquery('english', $1) AS text)", bounded)
-    )
-    texts, hits = [], []
-    for i, thread_id in enumerate(ids):
-        source = snippets.content_head(best[thread_id]["head"] or "") if thread_id in best else ""
-        for window in snippets.windows(source, words):
-            texts.append(snippets.escape(window))
-            hits.append(i)
-    head_sql, head_args = positional(
-        snippets.HEADLINES.format(tsquery=tsquery_sql),
+    hits = [(r["id"], r["title"], r["best_seq"]) for r in page]
+    with_seq = [(t, seq) for t, _, seq in hits if seq is not None]
+    sources = snippets._Sources()  # the API's own steps (app/threads/snippets.py), no budget
+    heads_sql, heads_args = positional(
+        snippets.HEADS,
         {
-            "q": bounded,
-            "texts": texts,
-            "hits": hits,
-            "must_match": [ids[i] not in best for i in hits],
-            "marks": snippets.marks(words),
-            "options": snippets.HEADLINE_OPTIONS,
+            "ids": [t for t, _ in with_seq],
+            "seqs": [seq for _, seq in with_seq],
+            "prefix": snippets.BODY_PREFIX_CHARS,
         },
     )
-    await conn.fetch(head_sql, *head_args)
+    for r in await conn.fetch(heads_sql, *heads_args):
+        sources.add_head(r["thread_id"], r["head"] or "")
+    found = snippets._highlight(hits, query, sources, math.inf, None)
+    unread = [(t, seq) for t, seq in with_seq if t in sources.partial and found.get(t) is None]
+    if unread:
+        tails_sql, tails_args = positional(
+            snippets.TAILS,
+            {
+                "ids": [t for t, _ in unread],
+                "seqs": [seq for _, seq in unread],
+                "tail": MESSAGE_TAIL_CHARS,
+            },
+        )
+        for r in await conn.fetch(tails_sql, *tails_args):
+            sources.add_tail(r["thread_id"], SimpleNamespace(**dict(r)))
+        snippets._highlight(hits, query, sources, math.inf, {t for t, _ in unread})
     return len(page)
+
+
+async def _stats(dsn: str) -> Stats:
+    """The statistics snapshot the server reads (app/threads/searchstats.py)."""
+    engine = create_async_engine(normalize_database_url(dsn))
+    try:
+        async with AsyncSession(engine) as session:
+            return await searchstats.read(session)
+    finally:
+        await engine.dispose()
 
 
 async def measure(
@@ -152,6 +166,7 @@ async def measure(
     headers = {"Authorization": f"Bearer {token}"}
     results = []
     conn = await asyncpg.connect(dsn, server_settings=SERVER_SETTINGS)
+    stats = await _stats(dsn)
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as client:
         for name, words in (
             ("selective", terms.selective),
@@ -168,7 +183,7 @@ async def measure(
                     api = (time.perf_counter() - started) * 1000
                     response.raise_for_status()
                     started = time.perf_counter()
-                    await raw_search(conn, q, scope)
+                    await raw_search(conn, q, scope, stats)
                     raw = (time.perf_counter() - started) * 1000
                     if i >= 3:  # warm-up queries are not counted
                         api_ms.append(api)
@@ -214,14 +229,19 @@ def main() -> None:
     parser.add_argument("--orgs", type=int, default=30)
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument(
+        "--database",
+        default=DATABASE,
+        help="database of the corpus (rebuilt when its shape or analyzer differs)",
+    )
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
     server_dsn = default_server_dsn()
     shape = Shape(
         threads=args.threads, mean_messages=args.mean_messages, users=args.users, orgs=args.orgs
     )
-    terms = asyncio.run(ensure_corpus(server_dsn, shape, args.rebuild))
-    dsn = database_dsn(server_dsn, DATABASE)
+    terms = asyncio.run(ensure_corpus(server_dsn, shape, args.rebuild, args.database))
+    dsn = database_dsn(server_dsn, args.database)
     with uvicorn_server(dsn) as (base, secret):
         print(HEADER)
         results = asyncio.run(measure(base, secret, asyncpg_dsn(dsn), terms, args.runs))

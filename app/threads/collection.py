@@ -83,27 +83,32 @@ async def search_threads(
         raise BadRequest("q must hold at least one non-blank character.")
     if len(q) > settings.max_query_chars:
         raise BadRequest(f"q is limited to {settings.max_query_chars} characters.")
-    after = signer.decode("search", cursor, float, datetime, uuid.UUID) if cursor else None
     filters = search.SearchFilters(
         scope=scope,
         archived=archived,
         workspace=clean(workspace) if workspace is not None else None,
     )
-    rows, found = await search.run(
-        session, principal, q, syntax, filters, after, limit, settings.search_common_messages
-    )
-    page, next_cursor = signer.page(
-        "search", rows, limit, lambda r: (r.score, r.last_activity_at, r.id)
+    found = await search.run(
+        session,
+        principal,
+        q,
+        syntax,
+        filters,
+        cursor,
+        signer,
+        limit,
+        settings.search_common_messages,
     )
     hits = [
         {
             "thread": summary(r),
             "score": r.score,
-            "snippet": found.get(r.id, (None, None))[1],
-            "message_index": found.get(r.id, (None, None))[0],
+            "snippet": found.found.get(r.id, (None, None))[1],
+            "message_index": found.found.get(r.id, (None, None))[0],
         }
-        for r in page
+        for r in found.rows
     ]
+    next_cursor = found.next_cursor
     return json_response({"hits": hits, "next_cursor": next_cursor})
 
 

@@ -8,8 +8,6 @@ viewer, ``/t/{id}#m-{message_index}`` (issue 13, item 3).
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime
 from typing import Any
 
 import nh3
@@ -68,14 +66,14 @@ async def search_page(
         return render(request, "search.html", {"form": form, "hits": None, "next": None})
     codec: CursorCodec = request.app.state.cursors
     try:
-        after = codec.decode("search", cursor, float, datetime, uuid.UUID) if cursor else None
-        rows, found = await search.run(
+        found = await search.run(
             session,
             web.principal,
             q,
             syntax,
             search.SearchFilters(scope=scope),
-            after,
+            cursor or None,
+            codec,
             PAGE,
             request.app.state.settings.search_common_messages,
         )
@@ -85,13 +83,11 @@ async def search_page(
         return notice(request, 429, "Too many searches", "Wait a moment, then search again.")
     except Unavailable as exc:
         return notice(request, 503, "Search unavailable", exc.detail)
-    page, next_cursor = codec.page(
-        "search", rows, PAGE, lambda r: (r.score, r.last_activity_at, r.id)
-    )
     hits: list[dict[str, Any]] = []
-    for row in page:
-        index, snippet = found.get(row.id, (None, None))
+    for row in found.rows:
+        index, snippet = found.found.get(row.id, (None, None))
         hits.append(
             {**thread_view(summary(row), index), "index": index, "snippet": snippet_markup(snippet)}
         )
+    next_cursor = found.next_cursor
     return render(request, "search.html", {"form": form, "hits": hits, "next": next_cursor})

@@ -152,11 +152,14 @@ async def test_commit_by_hex_prefix_of_7_or_more(
 async def test_title_hits_rank_above_body_only_hits(
     client: httpx.AsyncClient, me: dict[str, str]
 ) -> None:
+    """The same word once in a title, in a branch, in a user's message: weights order them
+    (API.md section 6). Repeats in a message count (BM25, issue 14), so a message saying it
+    many times may outrank a title that says it once."""
     w = word()
     body_only = await put(
         client,
         me,
-        conversation=messages(*[f"{w} {w} {w}"] * 20),
+        conversation=messages(f"about {w}", *["other words"] * 19),
         last_activity_at="2030-01-01T00:00:00Z",
     )
     in_title = await put(client, me, metadata={"title": w}, last_activity_at="2020-01-01T00:00:00Z")

@@ -11,11 +11,14 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import text
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
 from app.auth import Principal
 from app.database import migrate_async
-from app.threads.search import SearchFilters, scored_hits
+from app.threads import searchstats
+from app.threads.ranking import SearchFilters, plan_ranking, scored_hits
+from app.threads.search import commit_prefix
+from loomsync.textsearch.query import parse
 from tests.database import create_database, drop_database
 
 FILL = [
@@ -54,7 +57,12 @@ async def filled(pg_server: str) -> AsyncIterator[AsyncEngine]:
 
 async def _plan(engine: AsyncEngine, q: str, scope: str) -> str:
     principal = Principal(user_id="user7", org_id="org2", roles=frozenset())
-    statement = scored_hits(principal, q, "plain", SearchFilters(scope=scope), None, 20)
+    query = parse(q)
+    async with AsyncSession(engine) as session:
+        ranking = plan_ranking(query, await searchstats.read(session))
+    statement = scored_hits(
+        principal, query, ranking, SearchFilters(scope=scope), None, 20, commit_prefix(q)
+    )
     sql = str(
         statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
     )
