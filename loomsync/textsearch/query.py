@@ -141,8 +141,9 @@ def unit_of(found: Iterable[Segment]) -> Unit | None:
 
 
 def _cut(unit: Unit, budget: int) -> Unit | None:
-    """``unit`` within ``budget`` lexemes: whole, or its first whole slots (None when not even
-    the first fits)."""
+    """``unit`` within ``budget`` lexemes: whole, or its first whole slots; when not even the
+    first slot fits (a word of more parts than the budget), the first ``budget`` of its parts
+    as a phrase. Every cut only widens what the unit matches."""
     if unit.size <= budget:
         return unit
     slots: list[Slot] = []
@@ -153,6 +154,8 @@ def _cut(unit: Unit, budget: int) -> Unit | None:
             break
         slots.append(slot)
         used += cost
+    if not slots and budget > 0:
+        return Unit(((unit.slots[0][0][:budget],),))
     return Unit(tuple(slots)) if slots else None
 
 

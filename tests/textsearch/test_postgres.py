@@ -102,6 +102,8 @@ def test_every_query_is_a_valid_tsquery_that_its_own_text_matches(
         ("最新の状態にアップデートしました", "状アップ", False),
         ("serving on 0.0.0.0 port 8000", "0.0.0.0", True),
         ("the caf\u00e9 menu", "cafe\u0301", True),
+        ("-".join(["x"] * 40), "-".join(["x"] * 40), True),  # past the budget: a prefix phrase
+        ("_".join("abcdefghijklmnopqrstuvw"), "_".join("abcdefghijklmnopqrstuvw"), True),
     ],
 )
 def test_phrases_identifiers_and_substrings(db: Db, document: str, q: str, found: bool) -> None:
