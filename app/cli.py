@@ -239,7 +239,7 @@ def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | Non
 
     if not asyncio.run(check()):
         return None
-    log.info("search vectors are stale: rebuilding them in the background")
+    log.info("a rebuild of the search vectors is due: running it in the background")
     env = {**os.environ, "LOOMSYNC_DATABASE_URL": url}
     return subprocess.Popen([sys.executable, "-m", "app.cli", "reindex", "--nice"], env=env)
 

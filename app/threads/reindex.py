@@ -53,6 +53,8 @@ TARGETS = ("threads", "thread_messages")
 #: ``pg_try_advisory_lock`` key of the rebuild (the ASCII of "loomsrix" as a bigint).
 LOCK_KEY = 0x6C6F6F6D73726978
 BATCH_ROWS = 500
+#: At most this many bytes of stored JSON text read in a batch (one row above it still goes).
+BATCH_BYTES = 32 * 1024 * 1024
 SWEEP_KEYS = 100_000
 SWEEPS = 3
 LOG_SECONDS = 10.0
@@ -206,14 +208,15 @@ async def _rebuild_table(
                         table.walk_after,
                         {"after_thread": after[0], "after_seq": after[1]},
                     )
-                rows = list(
+                found = list(
                     await conn.execute(text(sql), {**params, "version": VERSION, "n": batch_rows})
                 )
                 await conn.commit()
-                if not rows:
+                if not found:
                     return None
-                after = (rows[-1][0], rows[-1][1])
-                return rows
+                keys = _within_budget(found)
+                after = keys[-1]
+                return await _fetch(conn, table, keys)
 
             await _pipeline(conn, table, target, walk, tally, pool, jobs, pause, track=True)
         for _ in range(SWEEPS):
@@ -231,21 +234,8 @@ async def _rebuild_table(
             chunks = [keys[i : i + batch_rows] for i in range(0, len(keys), batch_rows)]
 
             async def by_keys(chunks: list[list[Key]] = chunks) -> list[Any] | None:
-                if not chunks:
-                    return None
-                chunk = chunks.pop(0)
-                rows = list(
-                    await conn.execute(
-                        text(table.by_keys),
-                        {
-                            "ids": [k[0] for k in chunk],
-                            "seqs": [k[1] for k in chunk],
-                            "version": VERSION,
-                        },
-                    )
-                )
-                await conn.commit()
-                return rows  # empty when the whole chunk was rebuilt meanwhile
+                # empty when the whole chunk was rebuilt meanwhile
+                return await _fetch(conn, table, chunks.pop(0)) if chunks else None
 
             await _pipeline(conn, table, target, by_keys, tally, pool, jobs, pause, track=False)
         else:
@@ -275,6 +265,29 @@ async def _rebuild_table(
     return tally
 
 
+def _within_budget(found: Sequence[Any]) -> list[Key]:
+    """The keys of the first rows of ``found`` (key, key, stored size) whose stored texts add up
+    to at most :data:`BATCH_BYTES` (at least one row), so a batch of huge messages stays small."""
+    keys: list[Key] = []
+    total = 0
+    for row in found:
+        total += row[2] or 0
+        if keys and total > BATCH_BYTES:
+            break
+        keys.append((row[0], row[1]))
+    return keys
+
+
+async def _fetch(conn: AsyncConnection, table: Table, keys: Sequence[Key]) -> list[Any]:
+    """The rows of ``keys`` still stale: key, guard (hash or version) and stored JSON text."""
+    params: dict[str, Any] = {"ids": [k[0] for k in keys], "version": VERSION}
+    if table is TABLES["thread_messages"]:
+        params["seqs"] = [k[1] for k in keys]
+    rows = list(await conn.execute(text(table.by_keys), params))
+    await conn.commit()
+    return rows
+
+
 async def _pipeline(
     conn: AsyncConnection,
     table: Table,
@@ -287,8 +300,8 @@ async def _pipeline(
     *,
     track: bool,
 ) -> None:
-    """Read batches with ``read`` (None ends; an empty batch is skipped), analyse them (in ``pool`` when given,
-    up to ``jobs`` batches ahead) and write them in the order read."""
+    """Read batches with ``read`` (None ends; an empty batch is skipped), analyse them (in
+    ``pool`` when given, up to ``jobs`` batches ahead) and write them in the order read."""
     loop = asyncio.get_running_loop()
     pending: list[tuple[list[Any], asyncio.Future[list[str | None]]]] = []
     exhausted = False

@@ -1,7 +1,7 @@
 """The statements of the online rebuild of search vectors (app/threads/reindex.py), per table.
 
-Each table has: the walk in key order over stale rows (first batch, then after a key), the read
-of given keys (the sweep's batches), the sweep's sequential scan for stale keys, and the
+Each table has: the walk in key order over stale rows (first batch, then after a key: keys and
+stored sizes only), the read of given keys (a batch's texts), the sweep's sequential scan for stale keys, and the
 compare-and-set write: rows locked with ``FOR UPDATE SKIP LOCKED`` only while they still hold
 what was read (``content_hash`` of a message, ``version`` of a thread) and are still stale,
 rechecked by the ``UPDATE`` itself.
@@ -32,11 +32,11 @@ class Table:
 
 MESSAGES = Table(
     walk_first=(
-        "SELECT thread_id, seq, content_hash AS guard, body::text AS source FROM thread_messages"
+        "SELECT thread_id, seq, pg_column_size(body) AS size FROM thread_messages"
         " WHERE search_version < :version ORDER BY thread_id, seq LIMIT :n"
     ),
     walk_after=(
-        "SELECT thread_id, seq, content_hash AS guard, body::text AS source FROM thread_messages"
+        "SELECT thread_id, seq, pg_column_size(body) AS size FROM thread_messages"
         " WHERE (thread_id, seq) > (CAST(:after_thread AS uuid), CAST(:after_seq AS integer))"
         " AND search_version < :version ORDER BY thread_id, seq LIMIT :n"
     ),
@@ -61,11 +61,11 @@ MESSAGES = Table(
 )
 THREADS = Table(
     walk_first=(
-        "SELECT id, 0 AS seq, version AS guard, document::text AS source FROM threads"
+        "SELECT id, 0 AS seq, pg_column_size(document) AS size FROM threads"
         " WHERE search_version < :version ORDER BY id LIMIT :n"
     ),
     walk_after=(
-        "SELECT id, 0 AS seq, version AS guard, document::text AS source FROM threads"
+        "SELECT id, 0 AS seq, pg_column_size(document) AS size FROM threads"
         " WHERE id > CAST(:after_thread AS uuid) AND search_version < :version"
         " ORDER BY id LIMIT :n"
     ),
