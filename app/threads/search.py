@@ -58,6 +58,7 @@ from app.threads.access import readable
 from app.threads.indexing import TEXT_SEARCH_CONFIG, regconfig
 from app.threads.query import bound
 from app.threads.tables import thread_commits, thread_messages, threads
+from loomsync.textsearch.query import parse
 
 THREAD_WEIGHT = 10.0
 #: A word the planner expects in more messages than this is "common": ranking every one of its
@@ -276,6 +277,15 @@ async def is_common(
     return int(document[0]["Plan"]["Plan Rows"]) > threshold
 
 
+#: The best matching message of each hit, until the ranking returns it (i14-rank).
+_BEST_MESSAGES = """
+SELECT DISTINCT ON (m.thread_id) m.thread_id, m.seq
+FROM thread_messages m
+WHERE m.thread_id = ANY(CAST(:ids AS uuid[])) AND m.search_vector @@ CAST(:any AS tsquery)
+ORDER BY m.thread_id, ts_rank(m.search_vector, CAST(:any AS tsquery), 32) DESC, m.seq
+"""
+
+
 async def snippets(
     session: AsyncSession,
     syntax: str,
@@ -284,8 +294,15 @@ async def snippets(
 ) -> dict[uuid.UUID, tuple[int | None, str | None]]:
     """For each (thread id, title) of a result page: (index of its best matching message,
     snippet), from :func:`app.threads.snippets.snippets` (own time budget; None past it)."""
+    query = parse(found.text, syntax)
+    best: dict[uuid.UUID, int] = {}
+    if query.searchable and page:
+        rows = await session.execute(
+            text(_BEST_MESSAGES), {"ids": [t for t, _ in page], "any": query.any_tsquery()}
+        )
+        best = {row.thread_id: row.seq for row in rows}
     return await snippet_windows.snippets(
-        session, _tsquery_sql(syntax), {"q": found.text}, found.lexemes, page
+        session, query, [(t, title, best.get(t)) for t, title in page]
     )
 
 

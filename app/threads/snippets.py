@@ -1,87 +1,78 @@
-"""Snippets of a search page: a bounded window of the one best message, highlighted in time.
+"""Snippets of a search page: the best message's indexed text, highlighted in Python (issue 14).
 
-``ts_headline`` reads the whole text it is given and its cost grows with text length times
-query size (issue 11 item 4: 17 s for one 80 KB message). So for each hit of a page:
+For each hit of a page the ranking names its best message (``best_seq``; None for a hit on the
+title, git metadata or a commit only). Its snippet is cut by
+:func:`loomsync.textsearch.highlight.snippet` from the very text the index holds
+(:func:`loomsync.textsearch.fields.message_fields`: content capped head and tail, tool names and
+tool-call arguments), normalised and analysed by the same analyzer, so it marks what matched
+and never misses a match because of its Unicode spelling (issue 14, "Snippets miss the match"):
 
-1. The best matching message is chosen by ``ts_rank`` over the message vectors (no body read),
-   and only the first ``BODY_PREFIX_CHARS`` of its JSON text are read, which hold the start of
-   its content (up to ``MESSAGE_HEAD_CHARS``). A match only in the indexed tail of a longer
-   message gets a snippet of the content's start, without marks.
-2. Python finds where the query's lexemes (read back from the tsquery PostgreSQL built) occur,
-   by word prefix, and cuts up to :data:`WINDOWS` windows of at most :data:`WINDOW_CHARS`
-   around the places where most of them meet (the start of the text when none is found).
-3. One statement keeps, per hit, the first window whose own vector matches the query (else the
-   first window; a title hit with no matching window gets no snippet) and runs ``ts_headline``
-   on it alone, marking the query's words (:func:`marks`). Windows are HTML-escaped before PostgreSQL cuts the headline (see
-   :func:`escape`), then the markers become ``<b>…</b>``.
+1. One statement reads the first :data:`BODY_PREFIX_CHARS` characters of each best message's
+   JSON text (PostgreSQL reads only that slice of a large TOASTed value: about 4 ms for a
+   14 MB message, measured, where decoding ``->>`` parses all of it: 35 ms). A body that fits
+   is parsed whole and gives exactly the indexed fields; a longer one gives its content's head.
+2. Only for a long body whose head holds no match, a second statement reads its tool name, tool
+   calls and the last :data:`MESSAGE_TAIL_CHARS` characters of its content (the indexed tail),
+   each parsed by PostgreSQL (about 100 ms for 14 MB).
+3. Content and tool text are both highlighted; the one with more marks wins (content on a
+   tie). A hit with no matching message text gets a snippet of its title when the title
+   matches, else None. Highlighting runs in a worker thread, off the event loop.
 
-All of it runs under its own ``statement_timeout`` of :data:`SNIPPET_BUDGET_MS` inside a
-savepoint: past the budget, the page is answered with ``snippet`` and ``message_index`` null
-rather than failing or holding the connection (API.md section 6 allows a null snippet).
+Everything runs under :data:`SNIPPET_BUDGET_MS`: each statement under its own
+``statement_timeout`` inside a savepoint, the Python work checked against the same deadline.
+Past it, the hits not yet done get ``snippet`` null (API.md section 6 allows it; the page never
+fails for its snippets); their ``message_index`` is kept.
 """
 
 from __future__ import annotations
 
-import html
+import asyncio
 import json
 import re
+import time
 import uuid
-from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.threads.indexing import (
+from loomsync import jsontext
+from loomsync.textsearch.fields import (
     MESSAGE_HEAD_CHARS,
-    TEXT_SEARCH_CONFIG,
+    MESSAGE_TAIL_CHARS,
+    THREAD_TEXT_CHARS,
     cap,
-    clean,
+    message_fields,
+    tool_text,
 )
+from loomsync.textsearch.highlight import snippet
+from loomsync.textsearch.query import Query
 
-WINDOW_CHARS = 1_000
-WINDOWS = 3
-#: How far before the first matched word a window starts.
-LEAD_CHARS = 300
-#: Matches looked at per text to place windows.
-MAX_MATCHES = 256
 SNIPPET_BUDGET_MS = 500
 QUERY_CANCELED = "57014"
-
-_START, _STOP = "\x02", "\x03"
-HEADLINE_OPTIONS = (
-    f"StartSel={_START}, StopSel={_STOP}, MaxWords=30, MinWords=12, MaxFragments=2,"
-    " FragmentDelimiter= … "
-)
-_CONFIG = f"'{TEXT_SEARCH_CONFIG}'::regconfig"
-_LEXEME = re.compile(r"(!?)\s*'((?:[^']|'')*)'")
-
-#: Characters of a message's JSON text read for its snippet: PostgreSQL reads just this prefix
-#: of a large (TOASTed) value, where decoding the content (``->>``) would read, decompress and
-#: parse all of it (10 MB: about 100 ms, measured).
+#: Characters of a message's JSON text read for its snippet (enough for the indexed head of
+#: its content, :data:`MESSAGE_HEAD_CHARS`, and what precedes it in the object).
 BODY_PREFIX_CHARS = 130_000
-BEST_MESSAGES = """
-SELECT best.thread_id, best.seq, substr(CAST(m.body AS text), 1, :prefix) AS head
-FROM (
-    SELECT DISTINCT ON (m.thread_id) m.thread_id, m.seq
-    FROM thread_messages m
-    WHERE m.thread_id = ANY(CAST(:ids AS uuid[])) AND m.search_vector @@ {tsquery}
-    ORDER BY m.thread_id, ts_rank(m.search_vector, {tsquery}, 32) DESC, m.seq
-) AS best
-JOIN thread_messages m ON m.thread_id = best.thread_id AND m.seq = best.seq
+_LEXEME = re.compile(r"(!?)\s*'((?:[^']|'')*)'")
+_CONTENT = re.compile(r'"content":"([^"\\]*(?:\\.[^"\\]*)*)')
+_CUT_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?$|\\u[dD][89abAB][0-9a-fA-F]{2}$")
+
+Page = Sequence[tuple[uuid.UUID, str | None, int | None]]
+"""(thread id, title, seq of the best matching message or None) of each hit, in order."""
+
+HEADS = """
+SELECT m.thread_id, m.seq, substr(CAST(m.body AS text), 1, :prefix) AS head
+FROM unnest(CAST(:ids AS uuid[]), CAST(:seqs AS int[])) AS p(thread_id, seq)
+JOIN thread_messages m ON m.thread_id = p.thread_id AND m.seq = p.seq
 """
-HEADLINES = f"""
-WITH w AS (
-    SELECT u.hit, u.ord, u.t, u.must_match, to_tsvector({_CONFIG}, u.t) @@ {{tsquery}} AS matches
-    FROM unnest(CAST(:texts AS text[]), CAST(:hits AS int[]), CAST(:must_match AS boolean[]))
-         WITH ORDINALITY AS u(t, hit, must_match, ord)
-), best AS (
-    SELECT DISTINCT ON (hit) hit, t, must_match, matches FROM w ORDER BY hit, matches DESC, ord
-)
-SELECT hit, CASE WHEN must_match AND NOT matches THEN NULL
-                 ELSE ts_headline({_CONFIG}, t, CAST(:marks AS tsquery), :options) END AS headline
-FROM best
+TAILS = """
+SELECT m.thread_id, m.seq, m.body->>'tool_name' AS tool_name,
+       CAST(m.body->'tool_calls' AS text) AS tool_calls,
+       right(m.body->>'content', :tail) AS tail
+FROM unnest(CAST(:ids AS uuid[]), CAST(:seqs AS int[])) AS p(thread_id, seq)
+JOIN thread_messages m ON m.thread_id = p.thread_id AND m.seq = p.seq
 """
 
 
@@ -102,187 +93,144 @@ def tsquery_text(words: Sequence[str], operator: str = "|") -> str:
     return f" {operator} ".join(quoted)
 
 
-def marks(words: Sequence[str]) -> str:
-    """What ``ts_headline`` marks: the tsquery text ``'a' | 'b' | …`` of ``words`` (lexemes).
-
-    Not the search's own query: ``ts_headline`` looks for covers of the whole query, and for a
-    phrase whose words repeat (``"x x x … x"``) over a text of those words that search grows
-    exponentially with the phrase (measured over 1,000 characters: 8 words 0.25 s, 12 words
-    2.2 s, 16 words 39 s). An ``or`` of the words marks the same words in linear time.
-    """
-    return tsquery_text(words, "|")
-
-
-def _prefix_pattern(words: Sequence[str]) -> re.Pattern[str] | None:
-    """Words starting like a lexeme (its last letter dropped when longer than 3: English stems
-    end where the word may go on, ``happi`` for ``happy``)."""
-    prefixes = sorted({w[:-1] if len(w) > 3 else w for w in words}, key=len, reverse=True)
-    if not prefixes:
-        return None
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, prefixes)) + ")", re.IGNORECASE)
-
-
-def _cut(source: str, start: int) -> str:
-    """At most ``WINDOW_CHARS`` of ``source`` from about ``start``, on word boundaries."""
-    start = max(0, start)
-    end = min(len(source), start + WINDOW_CHARS)
-    if start > 0:
-        space = source.find(" ", start, min(end, start + 40))
-        start = space + 1 if space >= 0 else start
-    if end < len(source):
-        space = source.rfind(" ", max(start, end - 40), end)
-        end = space if space > start else end
-    return source[start:end]
-
-
-def windows(source: str, words: Sequence[str]) -> list[str]:
-    """Up to ``WINDOWS`` windows of ``source`` (each at most ``WINDOW_CHARS``) where most of
-    ``words`` (lexemes) occur, best first; the start of ``source`` when none occurs."""
-    pattern = _prefix_pattern(words)
-    matches: list[tuple[int, str]] = []
-    if pattern is not None:
-        for i, match in enumerate(pattern.finditer(source)):
-            if i >= MAX_MATCHES:
-                break
-            matches.append((match.start(), match.group(0).casefold()))
-    if not matches:
-        return [_cut(source, 0)]
-    scored = []
-    inside: Counter[str] = Counter()
-    low = high = 0
-    for position, _ in matches:  # two pointers: the matches inside each match's window
-        start = position - LEAD_CHARS
-        while high < len(matches) and matches[high][0] < start + WINDOW_CHARS:
-            inside[matches[high][1]] += 1
-            high += 1
-        while matches[low][0] < start:
-            inside[matches[low][1]] -= 1
-            if not inside[matches[low][1]]:
-                del inside[matches[low][1]]
-            low += 1
-        scored.append((-len(inside), position))
-    chosen: list[int] = []
-    for _, position in sorted(scored):
-        if all(abs(position - other) >= WINDOW_CHARS for other in chosen):
-            chosen.append(position)
-        if len(chosen) == WINDOWS:
-            break
-    return [_cut(source, p - LEAD_CHARS) for p in chosen]
-
-
-def escape(window: str) -> str:
-    """A window fit for ``ts_headline``: cleaned, markers blanked and HTML-escaped *before* the
-    headline is cut. PostgreSQL's parser drops raw tags such as ``<script>`` from a headline but
-    keeps entities (``&lt;``) whole, so escaping first keeps code like ``a < b`` visible and
-    leaves nothing to break out of the snippet."""
-    return html.escape(clean(window).replace(_START, " ").replace(_STOP, " "), quote=False)
-
-
-def render_snippet(headline: str | None) -> str | None:
-    """Turn the markers of a ``ts_headline`` of escaped text into ``<b>…</b>``."""
-    if not headline:
-        return None
-    return headline.replace(_START, "<b>").replace(_STOP, "</b>")
-
-
-async def _budget(session: AsyncSession, milliseconds: int) -> None:
-    """``SET LOCAL statement_timeout`` for the rest of the transaction (or savepoint)."""
-    await session.execute(
-        text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": f"{milliseconds}ms"}
-    )
-
-
 def timed_out(exc: DBAPIError) -> bool:
     """True when ``exc`` is PostgreSQL's ``query_canceled`` (SQLSTATE 57014): the statement ran
     past its ``statement_timeout``."""
     return getattr(exc.orig, "sqlstate", None) == QUERY_CANCELED
 
 
-async def snippets(
-    session: AsyncSession,
-    tsquery_sql: str,
-    params: dict[str, str],
-    words: Sequence[str],
-    page: list[tuple[uuid.UUID, str | None]],
-    budget_ms: int = SNIPPET_BUDGET_MS,
-) -> dict[uuid.UUID, tuple[int | None, str | None]]:
-    """For each (thread id, title) of a result page: (index of its best matching message,
-    snippet). The snippet comes from that message or, for title and metadata hits, from the
-    title when the title matches; else it is None. Both are None for the whole page when the
-    work takes longer than ``budget_ms`` milliseconds.
-
-    ``tsquery_sql`` is the SQL of the query's tsquery with its bound ``params``; ``words`` are
-    its lexemes (:func:`lexemes`).
-    """
-    if not page:
-        return {}
-    try:
-        async with session.begin_nested():
-            await _budget(session, budget_ms)
-            return await _snippets(session, tsquery_sql, params, words, page)
-    except DBAPIError as exc:
-        if not timed_out(exc):
-            raise
-        return {thread_id: (None, None) for thread_id, _ in page}
-
-
-_CONTENT = re.compile(r'"content":"([^"\\]*(?:\\.[^"\\]*)*)')
-
-
 def content_head(body_prefix: str) -> str:
     """The start of a message's ``content`` string from the first characters of its JSON text
-    (compact, as ``dump_json`` writes it); "" when no string content starts there."""
+    (compact, as stored); "" when no string content starts there. An escape cut in half at
+    the end (``\\u00``, half of a surrogate pair) is dropped, never decoded wrong."""
     match = _CONTENT.search(body_prefix)
     if match is None:
         return ""
     encoded = match.group(1)
-    cut = match.end() == len(body_prefix)  # the prefix ends inside the string
-    for drop in range(7 if cut else 1):  # an escape cut in half is at most 6 characters
-        try:
-            decoded: str = json.loads(f'"{encoded[: len(encoded) - drop]}"')
-        except ValueError:
+    if match.end() == len(body_prefix):  # the prefix ends inside the string
+        encoded = _CUT_ESCAPE.sub("", encoded)
+    try:
+        decoded: str = json.loads(f'"{encoded}"')
+    except ValueError:
+        return ""
+    return decoded[:MESSAGE_HEAD_CHARS]
+
+
+def best_of(texts: Sequence[str], query: Query) -> str | None:
+    """The snippet of the text (in order of preference) whose snippet marks most matches."""
+    best: str | None = None
+    for candidate in texts:
+        found = snippet(candidate, query) if candidate else None
+        if found is not None and (best is None or found.count("<b>") > best.count("<b>")):
+            best = found
+    return best
+
+
+class _Sources:
+    """What is known of each hit's best message: its indexed texts, and whether more of it
+    (tool text, content tail) is still to be read."""
+
+    def __init__(self) -> None:
+        self.texts: dict[uuid.UUID, list[str]] = {}
+        self.partial: set[uuid.UUID] = set()
+
+    def add_head(self, thread_id: uuid.UUID, head: str) -> None:
+        if len(head) < BODY_PREFIX_CHARS:
+            try:
+                message = jsontext.loads(head)
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                self.texts[thread_id] = [field for field, _ in message_fields(message)]
+                return
+        self.texts[thread_id] = [content_head(head)]
+        self.partial.add(thread_id)
+
+    def add_tail(self, thread_id: uuid.UUID, row: Any) -> None:
+        calls: Any = None
+        if row.tool_calls:
+            try:
+                calls = jsontext.loads(row.tool_calls)
+            except ValueError:
+                calls = None
+        message = {
+            "tool_name": row.tool_name,
+            "tool_calls": calls if isinstance(calls, list) else [],
+        }
+        tail = row.tail or ""
+        self.texts[thread_id] = [*self.texts.get(thread_id, []), tool_text(message), tail]
+
+
+def _highlight(
+    page: Page, query: Query, sources: _Sources, deadline: float, only: set[uuid.UUID] | None
+) -> dict[uuid.UUID, str | None]:
+    """Snippets of the hits (all, or ``only`` these), until ``deadline`` (``time.monotonic``)."""
+    out: dict[uuid.UUID, str | None] = {}
+    for thread_id, title, seq in page:
+        if only is not None and thread_id not in only:
             continue
-        return decoded[:MESSAGE_HEAD_CHARS]
-    return ""
+        if time.monotonic() > deadline:
+            break
+        found = best_of(sources.texts.get(thread_id, []), query) if seq is not None else None
+        if found is None and not (
+            seq is not None and thread_id in sources.partial and only is None
+        ):
+            found = snippet(cap(title or "", THREAD_TEXT_CHARS), query) if title else None
+        out[thread_id] = found
+    return out
 
 
-async def _snippets(
-    session: AsyncSession,
-    tsquery_sql: str,
-    params: dict[str, str],
-    words: Sequence[str],
-    page: list[tuple[uuid.UUID, str | None]],
+async def _statement(
+    session: AsyncSession, sql: str, params: dict[str, Any], deadline: float
+) -> list[Any] | None:
+    """Rows of ``sql`` run in a savepoint under the time left before ``deadline``; None when
+    that time ran out (or had already)."""
+    left = int((deadline - time.monotonic()) * 1000)
+    if left < 1:
+        return None
+    try:
+        async with session.begin_nested():
+            await session.execute(
+                text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": f"{left}ms"}
+            )
+            return list((await session.execute(text(sql), params)).all())
+    except DBAPIError as exc:
+        if not timed_out(exc):
+            raise
+        return None
+
+
+async def snippets(
+    session: AsyncSession, query: Query, page: Page, budget_ms: int = SNIPPET_BUDGET_MS
 ) -> dict[uuid.UUID, tuple[int | None, str | None]]:
-    rows = await session.execute(
-        text(BEST_MESSAGES.format(tsquery=tsquery_sql)),
-        {**params, "ids": [thread_id for thread_id, _ in page], "prefix": BODY_PREFIX_CHARS},
-    )
-    best = {row.thread_id: (row.seq, content_head(row.head or "")) for row in rows}
-    texts: list[str] = []
-    hits: list[int] = []
-    must_match: list[bool] = []
-    for i, (thread_id, title) in enumerate(page):
-        source = best[thread_id][1] if thread_id in best else cap(title or "", MESSAGE_HEAD_CHARS)
-        for window in windows(source, words):
-            texts.append(escape(window))
-            hits.append(i)
-            must_match.append(thread_id not in best)
-    headlines = await session.execute(
-        text(HEADLINES.format(tsquery=tsquery_sql)),
-        {
-            **params,
-            "texts": texts,
-            "hits": hits,
-            "must_match": must_match,
-            "marks": marks(words),
-            "options": HEADLINE_OPTIONS,
-        },
-    )
-    by_hit = {int(hit): headline for hit, headline in headlines}
-    return {
-        thread_id: (
-            best[thread_id][0] if thread_id in best else None,
-            render_snippet(by_hit.get(i)),
+    """For each hit of ``page`` ((thread id, title, best message seq or None), see
+    :data:`Page`): (message index, snippet) by thread id. The message index is ``best_seq``;
+    the snippet is HTML-escaped with matches in ``<b>…</b>`` (API.md section 6), from the best
+    message's content or tool text, else from the title when it matches, else None; None too
+    for hits not done within ``budget_ms`` milliseconds (module docstring). Never raises for
+    a slow page; database errors other than a statement timeout propagate."""
+    if not page:
+        return {}
+    deadline = time.monotonic() + budget_ms / 1000
+    sources = _Sources()
+    with_seq = [(thread_id, seq) for thread_id, _, seq in page if seq is not None]
+    if with_seq:
+        params = {"ids": [t for t, _ in with_seq], "seqs": [s for _, s in with_seq]}
+        rows = await _statement(session, HEADS, {**params, "prefix": BODY_PREFIX_CHARS}, deadline)
+        for row in rows or []:
+            sources.add_head(row.thread_id, row.head or "")
+    found = await asyncio.to_thread(_highlight, page, query, sources, deadline, None)
+    unread = [(t, s) for t, s in with_seq if t in sources.partial and found.get(t, "") is None]
+    if unread:
+        params = {"ids": [t for t, _ in unread], "seqs": [s for _, s in unread]}
+        rows = await _statement(session, TAILS, {**params, "tail": MESSAGE_TAIL_CHARS}, deadline)
+        for row in rows or []:
+            sources.add_tail(row.thread_id, row)
+        again = await asyncio.to_thread(
+            _highlight, page, query, sources, deadline, {t for t, _ in unread}
         )
-        for i, (thread_id, _) in enumerate(page)
-    }
+        found.update({t: s for t, s in again.items() if s is not None})
+        for thread_id, title, _ in page:
+            if thread_id in sources.partial and found.get(thread_id) is None and title:
+                found[thread_id] = snippet(cap(title, THREAD_TEXT_CHARS), query)
+    return {thread_id: (seq, found.get(thread_id)) for thread_id, _, seq in page}

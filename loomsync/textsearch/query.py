@@ -141,17 +141,18 @@ def unit_of(found: Iterable[Segment]) -> Unit | None:
 
 
 def _cut(unit: Unit, budget: int) -> Unit | None:
-    """``unit`` within ``budget`` lexemes: whole, or its first slots (at least one lexeme)."""
+    """``unit`` within ``budget`` lexemes: whole, or its first whole slots (None when not even
+    the first fits)."""
     if unit.size <= budget:
         return unit
     slots: list[Slot] = []
     used = 0
     for slot in unit.slots:
-        alternative = min(slot, key=len)
-        if used + len(alternative) > budget:
+        cost = sum(len(alternative) for alternative in slot)
+        if used + cost > budget:
             break
-        slots.append((alternative,))
-        used += len(alternative)
+        slots.append(slot)
+        used += cost
     return Unit(tuple(slots)) if slots else None
 
 

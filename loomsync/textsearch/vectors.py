@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from loomsync.textsearch.analyzer import tokens
+from loomsync.textsearch.analyzer import lexemes
 from loomsync.textsearch.fields import Field
 from loomsync.textsearch.normalize import normalize
 
@@ -33,11 +33,10 @@ def tsvector(fields: Iterable[Field]) -> str:
             continue
         suffix = "" if weight == "D" else weight
         last = 0
-        for token in tokens(normalize(text)):
-            last = token.position
-            entry = positions.get(token.lexeme)
+        for lexeme, last in lexemes(normalize(text)):
+            entry = positions.get(lexeme)
             if entry is None:
-                entry = positions[token.lexeme] = []
+                entry = positions[lexeme] = []
             if len(entry) < MAX_POSITIONS:
                 entry.append(f"{min(offset + last, MAX_POSITION)}{suffix}")
         offset += last

@@ -19,8 +19,9 @@ from fastapi import FastAPI
 from app.errors import RateLimited
 from app.threads.query import MAX_TERMS, bound
 from app.threads.search import MAX_SEARCHES_PER_USER, search_slot
-from app.threads.snippets import WINDOW_CHARS, marks, windows
 from loomsync.ids import ThreadId
+from loomsync.textsearch.highlight import WINDOW_CHARS, snippet
+from loomsync.textsearch.query import parse
 from tests.conftest import TokenFactory
 
 HANG_GUARD_SECONDS = 30
@@ -98,14 +99,10 @@ def test_web_syntax_survives_bounding() -> None:
 def test_snippet_window_is_bounded_and_holds_the_match() -> None:
     needle = word()
     text = ("x " * 40_000) + needle + (" y" * 40_000)
-    found = windows(text, [needle])
-    assert found
-    assert all(len(w) <= WINDOW_CHARS for w in found)
-    assert needle in found[0]
-
-
-def test_headline_query_marks_words_without_phrase_operators() -> None:
-    assert marks(["x", "it's"]) == "'x' | 'it''s'"
+    found = snippet(text, parse(needle))
+    assert found is not None
+    assert f"<b>{needle}</b>" in found
+    assert len(found) <= WINDOW_CHARS + len("… <b></b> …")
 
 
 @pytest.mark.parametrize(
@@ -129,7 +126,7 @@ async def test_hostile_query_over_80_kb_message_answers_with_a_marked_window(
     assert hit["message_index"] == 0
     snippet = hit["snippet"]
     assert "<b>x</b>" in snippet
-    assert len(snippet.replace("<b>", "").replace("</b>", "")) <= WINDOW_CHARS
+    assert len(snippet.replace("<b>", "").replace("</b>", "")) <= WINDOW_CHARS + len("…  …")
 
 
 async def test_hostile_title_of_80_kb_answers_with_a_marked_window(

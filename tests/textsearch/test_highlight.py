@@ -1,0 +1,80 @@
+"""loomsync.textsearch.highlight: snippets mark what the index matched (issue 14, "Snippets")."""
+
+from __future__ import annotations
+
+import re
+
+from loomsync.textsearch.highlight import snippet
+from loomsync.textsearch.query import parse
+
+
+def marked(s: str | None) -> list[str]:
+    assert s is not None
+    return re.findall(r"<b>(.*?)</b>", s)
+
+
+def test_stems_and_identifier_alternatives_are_marked() -> None:
+    s = snippet(
+        "call exportEnvVars() then export_env_vars; running servers", parse("exportEnvVars")
+    )
+    assert marked(s) == ["exportEnvVars", "export_env_vars"]
+    assert marked(snippet("The servers were running hot", parse("run server"))) == [
+        "servers",
+        "running",
+    ]
+
+
+def test_phrase_marked_only_where_its_words_are_adjacent() -> None:
+    s = snippet("missing then colon; Error in missing_colon.py here", parse("missing_colon.py"))
+    assert marked(s) == ["missing_colon.py"]
+
+
+def test_text_in_another_unicode_form_and_invisible_characters() -> None:
+    s = snippet("the pass\u00adword and the cafe\u0301", parse("password café"))
+    assert marked(s) == ["password", "café"]
+
+
+def test_cjk_substring_and_one_character() -> None:
+    assert marked(snippet("私の技術スタックはPython", parse("スタック"))) == ["スタック"]
+    assert marked(snippet("私の技術スタックはPython", parse("ス"))) == ["ス"]
+
+
+def test_no_match_is_none_and_html_is_escaped() -> None:
+    assert snippet("nothing to see", parse("absent")) is None
+    s = snippet("<script>x</script> & needle <b>", parse("needle"))
+    assert s is not None
+    assert s.replace("<b>needle</b>", "").count("<") == 0
+    assert "&lt;script&gt;" in s
+    assert "&amp;" in s
+
+
+def test_best_window_is_where_most_units_meet() -> None:
+    text = "alpha " + "filler " * 200 + "alpha beta gamma together " + "filler " * 200 + "beta"
+    s = snippet(text, parse("alpha beta gamma"))
+    assert s is not None
+    assert "<b>alpha</b> <b>beta</b> <b>gamma</b> together" in s
+
+
+def test_fragments_join_units_apart() -> None:
+    text = "alpha " + "filler " * 300 + "omega"
+    s = snippet(text, parse("alpha omega"))
+    assert s is not None
+    assert marked(s) == ["alpha", "omega"]
+    assert " … " in s
+    assert len(s) < 400
+
+
+def test_ten_megabytes_finds_the_one_match_at_the_end() -> None:
+    text = "lorem ipsum dolor " * 600_000 + "unique_needle_here at the end"
+    s = snippet(text, parse("unique_needle_here"))
+    assert marked(s) == ["unique_needle_here"]
+    assert s is not None
+    assert len(s) < 400
+    s = snippet(text.replace("lorem", "lörem"), parse("unique_needle_here"))
+    assert marked(s) == ["unique_needle_here"]
+
+
+def test_web_syntax_quoted_phrase() -> None:
+    assert marked(snippet("the quick brown fox", parse('"brown fox" -quick', "web"))) == [
+        "brown fox"
+    ]
