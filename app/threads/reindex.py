@@ -32,7 +32,9 @@ spreads it over worker processes while one connection reads and writes in order.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
+import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -60,6 +62,15 @@ SWEEPS = 3
 LOG_SECONDS = 10.0
 
 Pause = Callable[[str, Sequence[Key]], Awaitable[None]]
+
+
+def _die_with_parent() -> None:
+    """Worker initializer: end with the rebuild's process (Linux ``PR_SET_PDEATHSIG``), so a
+    SIGTERM or SIGKILL of the rebuild (``serve`` stopping) never leaves idle workers behind."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG is 1
+    except (OSError, AttributeError):  # not Linux: the workers end when their queue closes
+        pass
 
 
 def vectors_of(target: str, sources: Sequence[str]) -> list[str | None]:
@@ -130,7 +141,7 @@ async def rebuild(
         if not got:
             log.info("search reindex: another rebuild is running; leaving it to that one")
             return Outcome(ran=False, finished=False, tallies=[])
-        pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
+        pool = ProcessPoolExecutor(jobs, initializer=_die_with_parent) if jobs > 1 else None
         try:
             tallies = [
                 await _rebuild_table(engine, target, pool, jobs, batch_rows, pause)
