@@ -25,8 +25,8 @@ the stored message, :func:`~app.threads.indexing.thread_vector` of the stored do
 - **One at a time**: a session advisory lock (:data:`LOCK_KEY`) makes a second rebuild (another
   server, a ``reindex`` by hand) return at once.
 
-The analysis is CPU-bound Python (about 0.75 ms per message of the bench corpus): ``jobs`` > 1
-spreads it over worker processes while one connection reads and writes in order.
+The analysis is CPU-bound Python (a fraction of a millisecond per message of the bench corpus):
+``jobs`` > 1 spreads it over worker processes while one connection reads and writes in order.
 """
 
 from __future__ import annotations
