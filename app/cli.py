@@ -1,4 +1,4 @@
-"""``loomsync-server``: serve | migrate | rescan | token create | token login (ARCHITECTURE.md
+"""``loomsync-server``: serve | migrate | rescan | reindex | token create | token login (ARCHITECTURE.md
 "Running"; ``token login`` is in app/web/logincli.py)."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import logging
 import os
 import re
 import signal
+import subprocess
+import sys
 from types import FrameType
 from typing import Annotated, Any
 
@@ -30,6 +32,7 @@ from app.database import (
     start_embedded,
 )
 from app.logs import configure_logging
+from app.threads import reindex
 from app.threads.rescan import Outcome, rescan
 from loomsync.ids import InvalidThreadId, ThreadId
 from loomsync.secrets import default_redactor
@@ -147,10 +150,21 @@ def serve(
         ),
     ] = None,
     workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
+    reindex_stale: Annotated[
+        bool,
+        typer.Option(
+            "--reindex/--no-reindex",
+            envvar="LOOMSYNC_REINDEX",
+            help="Rebuild search vectors made by an older analyzer in a background process"
+            " [LOOMSYNC_REINDEX].",
+        ),
+    ] = True,
 ) -> None:
     """Serve the API. Without LOOMSYNC_DATABASE_URL, start the embedded PostgreSQL, migrate it,
     and print a token that works. Warns when a public key or JWKS verifies tokens with no
-    LOOMSYNC_JWT_AUDIENCE or LOOMSYNC_JWT_ISSUER set."""
+    LOOMSYNC_JWT_AUDIENCE or LOOMSYNC_JWT_ISSUER set. When search vectors are stale (an
+    upgrade changed the analyzer, migration 0007), rebuilds them in a background process
+    (:func:`start_reindex`) unless ``--no-reindex``."""
     settings = _settings()
     configure_logging(settings)
     warning = unscoped_key_warning(settings)
@@ -185,6 +199,7 @@ def serve(
 
     from app.protocol import HTTP_PROTOCOL
 
+    child = start_reindex(url, settings) if reindex_stale else None
     try:
         uvicorn.run(
             "app.asgi:create",
@@ -198,8 +213,35 @@ def serve(
             http=HTTP_PROTOCOL,  # httptools with a bounded request head and a head timeout
         )
     finally:
+        if child is not None and child.poll() is None:
+            child.terminate()  # a batch not committed is simply done again next time
+            child.wait(10)
         if server is not None:
             server.cleanup()
+
+
+def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | None:
+    """Start ``loomsync-server reindex --nice`` in a child process when a rebuild of the search
+    vectors is due (:func:`app.threads.reindex.due`); None when none is.
+
+    A process of its own, not a task of the app: the analysis is CPU-bound Python, which in a
+    serving process would hold the GIL between requests; a child at a lower priority leaves the
+    server's processes the CPU, starts once however many uvicorn workers run, and never starts
+    for an app built in tests or benches. Its log lines go to the same stderr.
+    """
+
+    async def check() -> bool:
+        engine = make_engine(url, settings)
+        try:
+            return await reindex.due(engine)
+        finally:
+            await engine.dispose()
+
+    if not asyncio.run(check()):
+        return None
+    log.info("a rebuild of the search vectors is due: running it in the background")
+    env = {**os.environ, "LOOMSYNC_DATABASE_URL": url}
+    return subprocess.Popen([sys.executable, "-m", "app.cli", "reindex", "--nice"], env=env)
 
 
 @cli.command("migrate")
@@ -281,6 +323,52 @@ def rescan_command(
         if server is not None:
             server.cleanup()
     if left_alone:
+        raise typer.Exit(1)
+
+
+async def _reindex(url: str, settings: Settings, jobs: int, batch: int) -> reindex.Outcome:
+    engine = make_engine(url, settings)
+    try:
+        return await reindex.rebuild(engine, jobs=jobs, batch_rows=batch)
+    finally:
+        await engine.dispose()
+
+
+@cli.command("reindex")
+def reindex_command(
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Processes analysing text (more: faster, more CPU).")
+    ] = 1,
+    batch: Annotated[
+        int, typer.Option(min=1, max=10_000, help="Rows per batch (one short transaction).")
+    ] = reindex.BATCH_ROWS,
+    nice: Annotated[bool, typer.Option("--nice", help="Run at a lower CPU priority.")] = False,
+) -> None:
+    """Rebuild the search vectors of every thread and message made by an older analyzer
+    (issue 14; docs/operations.md "Search vectors"), online: batches of short transactions,
+    resumable, never overwriting a row written meanwhile. ``serve`` runs it in the background
+    when it is due. Exit status 1 when rows are left stale (locked or written by an older
+    server throughout): run it again; 0 when another rebuild is running."""
+    settings = _settings()
+    configure_logging(settings)
+    if nice:
+        os.nice(10)
+    _, url, server = _with_embedded(settings)
+    try:
+        _require_current_schema(url, settings)
+        outcome = asyncio.run(_reindex(url, settings, jobs, batch))
+    finally:
+        if server is not None:
+            server.cleanup()
+    if not outcome.ran:
+        typer.echo("Another rebuild is running; nothing done.")
+        return
+    for tally in outcome.tallies:
+        typer.echo(
+            f"{tally.target}: {tally.rebuilt} rebuilt, {tally.skipped} left alone"
+            f" (written meanwhile), {tally.left} still stale"
+        )
+    if not outcome.finished:
         raise typer.Exit(1)
 
 

@@ -31,11 +31,12 @@ import asyncpg
 
 from app.threads.documents import commit_shas, derived_columns, dump_json, prepare_messages
 from app.threads.indexing import MESSAGE_VECTOR_SQL, THREAD_VECTOR_SQL, thread_vector
+from loomsync.textsearch.vectors import VERSION as SEARCH_VERSION
 
 REAL_THREADS = Path(__file__).resolve().parents[2] / "shared" / "data" / "threads"
 COMMON_WORD = "loomcommon"
 #: Which analyzer made the vectors: a corpus made by another one is rebuilt.
-ANALYZER = "loomsync.textsearch 1"
+ANALYZER = f"loomsync.textsearch {SEARCH_VERSION}"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 GIN_INDEXES = {
@@ -46,10 +47,11 @@ GIN_INDEXES = {
 INSERT_THREADS = f"""
 INSERT INTO threads (id, owner_id, org_id, version, visibility, is_shared_with_support, created_at,
                      updated_at, last_activity_at, title, is_pinned, workspace_root, git_branch,
-                     git_remote_url, provider, model, message_count, document, search_vector)
+                     git_remote_url, provider, model, message_count, document, search_vector,
+                     search_version)
 SELECT u.id, u.owner_id, u.org_id, 1, u.visibility, false, u.ts, u.ts, u.ts, u.title, false,
        u.workspace_root, u.git_branch, u.git_remote_url, u.provider, u.model, u.message_count,
-       CAST(u.document AS json), {THREAD_VECTOR_SQL}
+       CAST(u.document AS json), {THREAD_VECTOR_SQL}, {SEARCH_VERSION}
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[],
             $14::text[])
@@ -57,8 +59,10 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $
           provider, model, message_count, document, vector)
 """
 INSERT_MESSAGES = f"""
-INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)
-SELECT u.thread_id, u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL}
+INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector,
+                             search_version)
+SELECT u.thread_id, u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL},
+       {SEARCH_VERSION}
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::bytea[], $6::text[])
      AS u(thread_id, seq, role, body, content_hash, vector)
 """

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.threads.documents import PreparedMessage, changed_indexes, commit_shas
 from app.threads.indexing import MESSAGE_VECTOR_SQL
 from app.threads.tables import thread_commits, thread_messages
+from loomsync.textsearch.vectors import VERSION as SEARCH_VERSION
 
 _UNNEST = (
     "unnest(CAST(:seqs AS integer[]), CAST(:roles AS text[]), CAST(:bodies AS text[]),"
@@ -23,13 +24,15 @@ _UNNEST = (
     " AS u(seq, role, body, content_hash, vector)"
 )
 _INSERT_MESSAGES = text(
-    "INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)"
-    f" SELECT CAST(:thread_id AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL}"
-    f" FROM {_UNNEST}"
+    "INSERT INTO thread_messages"
+    " (thread_id, seq, role, body, content_hash, search_vector, search_version)"
+    f" SELECT CAST(:thread_id AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL},"
+    f" {SEARCH_VERSION} FROM {_UNNEST}"
 )
 _UPDATE_MESSAGES = text(
     "UPDATE thread_messages AS m SET role = u.role, body = CAST(u.body AS json),"
-    f" content_hash = u.content_hash, search_vector = {MESSAGE_VECTOR_SQL}"
+    f" content_hash = u.content_hash, search_vector = {MESSAGE_VECTOR_SQL},"
+    f" search_version = {SEARCH_VERSION}"
     f" FROM {_UNNEST} WHERE m.thread_id = CAST(:thread_id AS uuid) AND m.seq = u.seq"
 )
 
@@ -94,11 +97,15 @@ async def replace_messages(
 async def copy_messages(
     session: AsyncSession, source_id: uuid.UUID, target_id: uuid.UUID, up_to: int
 ) -> None:
-    """Copy the source's messages ``[0, up_to)`` to the target (a fork), inside PostgreSQL."""
+    """Copy the source's messages ``[0, up_to)`` to the target (a fork), inside PostgreSQL;
+    each copy keeps its source's ``search_version``, so a copy of a vector not rebuilt yet is
+    rebuilt too (app/threads/reindex.py)."""
     await session.execute(
         text(
-            "INSERT INTO thread_messages (thread_id, seq, role, body, content_hash, search_vector)"
-            " SELECT CAST(:new_id AS uuid), seq, role, body, content_hash, search_vector"
+            "INSERT INTO thread_messages"
+            " (thread_id, seq, role, body, content_hash, search_vector, search_version)"
+            " SELECT CAST(:new_id AS uuid), seq, role, body, content_hash, search_vector,"
+            " search_version"
             " FROM thread_messages WHERE thread_id = CAST(:source_id AS uuid) AND seq < :up_to"
         ),
         {"new_id": target_id, "source_id": source_id, "up_to": up_to},

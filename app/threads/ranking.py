@@ -66,7 +66,7 @@ from loomsync.textsearch.query import Query, Unit
 #: Messages the rarest units may bring in as candidates (planner estimate).
 CANDIDATE_ROWS = 20_000
 RECENT_CANDIDATES = 500
-SCORE_DIGITS = 6
+SCORE_DIGITS = scoring.SCORE_DIGITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +137,8 @@ def plan_ranking(query: Query, stats: Stats, budget: int = CANDIDATE_ROWS) -> Ra
     every = chosen != (1 << len(units)) - 1 and len(units) > 1 and product <= budget
     return Ranking(
         idfs=tuple(stats.unit_idf(u) for u in units),
-        message_length=round(stats.message_length, 2),
-        thread_length=round(stats.thread_length, 2),
+        message_length=round(stats.message_length, scoring.LENGTH_DIGITS),
+        thread_length=round(stats.thread_length, scoring.LENGTH_DIGITS),
         chosen=chosen,
         every=every,
     )

@@ -52,6 +52,7 @@ from app.threads.preconditions import Precondition
 from app.threads.reads import check_copy_of, load_forkable, read_thread, render
 from app.threads.refusals import check_store, refusal
 from app.threads.tables import threads
+from loomsync.textsearch.vectors import VERSION as SEARCH_VERSION
 
 ARCHIVED_AT = threads.c.archived_at
 #: The columns a write returns to render its answer (:func:`app.threads.documents.render_thread`).
@@ -82,6 +83,7 @@ def _document_values(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "document": cast(literal(dump_json(doc), Text), JSON),
         "search_vector": stored_vector(thread_vector(doc)),
+        "search_version": SEARCH_VERSION,
         **derived_columns(doc),
     }
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from loomsync.textsearch import scoring
 from loomsync.textsearch.query import Unit
 from loomsync.textsearch.scoring import idf
 
@@ -35,7 +36,7 @@ SAMPLE_ROWS = 2_000
 #: The planner's ``DEFAULT_TS_MATCH_SEL``: the share assumed for a lexeme without statistics.
 DEFAULT_FREQ = 0.005
 #: IDFs are rounded so that they fit a cursor and read back to exactly the same value.
-IDF_DIGITS = 4
+IDF_DIGITS = scoring.IDF_DIGITS
 
 _ELEMS = """
 SELECT most_common_elems::text AS elems, most_common_elem_freqs AS freqs

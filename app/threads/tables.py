@@ -1,9 +1,12 @@
-"""SQLAlchemy table definitions (ARCHITECTURE.md "Storage"); migration 0001 creates them.
+"""SQLAlchemy table definitions (ARCHITECTURE.md "Storage"); migrations 0001 and 0007 create them.
 
 - ``threads``: one row per thread; the document without its messages as ``json`` (verbatim
   text, NUL escapes kept), plus denormalised columns for list, search and access.
 - ``thread_messages``: one row per message, keyed ``(thread_id, seq)``, with its exact JSON text.
 - ``thread_commits``: commit SHAs, btree ``text_pattern_ops`` for prefix search.
+- ``search_reindex``: progress of the online rebuild of the vectors (migration 0007,
+  app/threads/reindex.py). ``search_version`` on both vector tables says which analyzer made
+  a row's vector (:data:`loomsync.textsearch.vectors.VERSION`; 0: PostgreSQL's own).
 
 Every primary key starts with the thread id, so all three tables distribute and co-locate by
 thread id (docs/scaling.md).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     Column,
@@ -22,6 +26,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    SmallInteger,
     Table,
     Text,
     text,
@@ -55,6 +60,7 @@ threads = Table(
     Column("message_count", Integer, nullable=False, server_default=text("0")),
     Column("document", JSON(none_as_null=True), nullable=False),
     Column("search_vector", TSVECTOR, nullable=False),
+    Column("search_version", SmallInteger, nullable=False, server_default=text("0")),
     CheckConstraint(
         "visibility IN ('private', 'organization', 'public')", name="threads_visibility"
     ),
@@ -96,6 +102,7 @@ thread_messages = Table(
     Column("body", JSON(none_as_null=True), nullable=False),
     Column("content_hash", LargeBinary, nullable=False),
     Column("search_vector", TSVECTOR, nullable=False),
+    Column("search_version", SmallInteger, nullable=False, server_default=text("0")),
 )
 Index("thread_messages_search", thread_messages.c.search_vector, postgresql_using="gin")
 
@@ -111,3 +118,18 @@ thread_commits = Table(
     Column("sha", Text, primary_key=True),
 )
 Index("thread_commits_sha_prefix", thread_commits.c.sha, postgresql_ops={"sha": "text_pattern_ops"})
+
+search_reindex = Table(
+    "search_reindex",
+    metadata,
+    Column("target", Text, primary_key=True),
+    Column("version", SmallInteger, nullable=False),
+    Column("after_thread", UUID(as_uuid=True)),
+    Column("after_seq", Integer),
+    Column("rebuilt", BigInteger, nullable=False, server_default=text("0")),
+    Column("skipped", BigInteger, nullable=False, server_default=text("0")),
+    Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    Column("finished_at", DateTime(timezone=True)),
+    CheckConstraint("target IN ('threads', 'thread_messages')", name="search_reindex_target"),
+)

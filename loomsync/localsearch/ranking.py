@@ -44,7 +44,7 @@ class ThreadScore:
 def unit_idf(matches: Mapping[int, float], docs: Mapping[int, DocInfo], messages: int) -> float:
     """The IDF of a unit from the messages it matches (``matches``: doc → tf)."""
     holding = sum(1 for doc in matches if docs[doc].seq != THREAD_SEQ)
-    return scoring.idf(holding, max(messages, 1))
+    return round(scoring.idf(holding, max(messages, 1)), scoring.IDF_DIGITS)
 
 
 def score_threads(
@@ -56,7 +56,10 @@ def score_threads(
     average_thread: float,
     commits: Iterable[int] = (),
 ) -> dict[int, ThreadScore]:
-    """Thread row id → :class:`ThreadScore` for every thread a unit or a commit matched.
+    """Thread row id → :class:`ThreadScore` for every thread a unit or a commit matched, as
+    the server scores it: statistics and scores rounded as it rounds them
+    (:data:`~loomsync.textsearch.scoring.IDF_DIGITS`, :func:`~loomsync.textsearch.scoring.
+    round_score`), the best message the first of equal ones.
 
     Args:
         units: per unit of the query, doc → tf (``tf`` from message weights for messages,
@@ -66,6 +69,8 @@ def score_threads(
         average_message / average_thread: average vector lengths.
         commits: threads a commit SHA of which starts with the query.
     """
+    average_message = max(round(average_message, scoring.LENGTH_DIGITS), 1.0)
+    average_thread = max(round(average_thread, scoring.LENGTH_DIGITS), 1.0)
     message_scores: dict[int, dict[int, float]] = {}  # tid → seq → score
     best_of_unit: dict[int, dict[int, float]] = {}  # tid → unit → best contribution
     thread_part: dict[int, float] = {}
@@ -91,12 +96,14 @@ def score_threads(
         score, best_seq = 0.0, None
         per_message = message_scores.get(tid)
         if per_message:
-            best_seq, best = max(per_message.items(), key=lambda item: (item[1], item[0]))
+            best_seq, best = max(per_message.items(), key=lambda item: (item[1], -item[0]))
             score = best + scoring.SPREAD * (sum(best_of_unit[tid].values()) - best)
         score += scoring.THREAD_BOOST * thread_part.get(tid, 0.0)
         out[tid] = ThreadScore(score, best_seq, held.get(tid, set()))
     for tid in commit_threads:
         out[tid].score += scoring.COMMIT_SCORE
+    for found in out.values():
+        found.score = scoring.round_score(found.score)
     return out
 
 

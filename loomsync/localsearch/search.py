@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from loomsync.localsearch.index import LocalIndex, decompress
 from loomsync.localsearch.ranking import THREAD_SEQ, DocInfo, ThreadScore, score_threads
-from loomsync.localsearch.vectors import Occurrences, match, term_frequency, unpack
+from loomsync.localsearch.vectors import Occurrences, match, unpack, weights_of
 from loomsync.summary import SearchHit, ThreadSummary
 from loomsync.textsearch.highlight import snippet
 from loomsync.textsearch.query import PLAIN, Query, Unit, parse
-from loomsync.textsearch.scoring import MESSAGE_WEIGHTS, THREAD_WEIGHTS
+from loomsync.textsearch.scoring import MESSAGE_WEIGHTS, THREAD_WEIGHTS, rank_order, unit_tf
 
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _CHUNK = 500
@@ -35,6 +35,15 @@ def commit_prefix(q: str) -> str | None:
     (the server's rule, ``app.threads.search.commit_prefix``)."""
     word = q.strip()
     return word.lower() if _HEX.fullmatch(word) else None
+
+
+def with_hex_prefix(query: Query, prefix: str | None) -> Query:
+    """``query`` for a SHA prefix (:func:`commit_prefix`): its one word as a prefix unit
+    (``'26a7a89b':*``), so that a hash a tool printed in full is found by its first characters
+    (the server's rule, ``app.threads.search.with_hex_prefix``)."""
+    if prefix is None or len(query.groups) != 1 or len(query.groups[0]) != 1:
+        return query
+    return Query(((Unit(slots=(((prefix + "*",),),)),),), query.excluded, query.strict)
 
 
 def _chunks(values: Sequence[int]) -> Iterable[Sequence[int]]:
@@ -50,27 +59,42 @@ class _Postings:
         self._by_lexeme: dict[str, dict[int, list[bytes]]] = {}
 
     def of(self, lexeme: str) -> dict[int, list[bytes]]:
+        """Document → the packed occurrences of ``lexeme`` in it: one entry, or for a prefix
+        (``'x*'``) one per lexeme it starts, in the vector's order (the lexemes' bytes)."""
         found = self._by_lexeme.get(lexeme)
         if found is not None:
             return found
         if lexeme.endswith("*"):
             stem = lexeme[:-1]
             upper = stem[:-1] + chr(ord(stem[-1]) + 1) if stem else "\U0010ffff"
-            ids = "SELECT id FROM lexemes WHERE text >= ? AND text < ?"
             rows = self.db.execute(
-                f"SELECT doc, pos FROM postings WHERE lexeme IN ({ids})", (stem, upper)
+                "SELECT p.doc, p.pos, l.text FROM postings p JOIN lexemes l ON l.id = p.lexeme "
+                "WHERE l.text >= ? AND l.text < ?",
+                (stem, upper),
             )
+            ordered = sorted(rows, key=lambda row: (row[0], row[2].encode("utf-8")))
         else:
-            rows = self.db.execute(
-                "SELECT doc, pos FROM postings WHERE lexeme = "
+            ordered = self.db.execute(
+                "SELECT doc, pos, NULL FROM postings WHERE lexeme = "
                 "(SELECT id FROM lexemes WHERE text = ?)",
                 (lexeme,),
-            )
+            ).fetchall()
         found = {}
-        for doc, data in rows:
+        for doc, data, _ in ordered:
             found.setdefault(doc, []).append(data)
         self._by_lexeme[lexeme] = found
         return found
+
+    def tf(self, unit: Unit, doc: int, weights: Mapping[str, float]) -> float:
+        """The unit's ``tf`` in ``doc`` (:func:`loomsync.textsearch.scoring.unit_tf`: the
+        server's ``ts_rank`` of the unit's distinct lexemes or-ed, on every occurrence of each
+        in the document, not only the matched phrase's)."""
+        return unit_tf(
+            [
+                [weights_of(unpack(blob), weights) for blob in self.of(lexeme).get(doc, ())]
+                for lexeme in rank_order(unit.lexemes)
+            ]
+        )
 
     def at(self, lexeme: str, doc: int) -> Occurrences:
         blobs = self.of(lexeme).get(doc)
@@ -158,8 +182,8 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
     """
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    query = parse(q, syntax)
     prefix = commit_prefix(q)
+    query = with_hex_prefix(parse(q, syntax), prefix)
     if not query.searchable and prefix is None:
         return []
     postings = _Postings(index)
@@ -170,12 +194,12 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
     info = _doc_info(index, docs)
     units_tf = [
         {
-            doc: term_frequency(
-                occurrences, THREAD_WEIGHTS if info[doc].seq == THREAD_SEQ else MESSAGE_WEIGHTS
+            doc: postings.tf(
+                unit, doc, THREAD_WEIGHTS if info[doc].seq == THREAD_SEQ else MESSAGE_WEIGHTS
             )
-            for doc, occurrences in matches.items()
+            for doc in matches
         }
-        for matches in found
+        for unit, matches in zip(units, found, strict=True)
     ]
     commits: set[int] = set()
     if prefix is not None:
@@ -205,7 +229,7 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
         hits.append(
             SearchHit(
                 thread=ThreadSummary.model_validate_json(summary),
-                score=round(score.score, 6),
+                score=score.score,
                 snippet=_snippet(index, tid, score.best_seq, query),
                 message_index=score.best_seq,
             )
@@ -231,4 +255,4 @@ def _ranked(
     return [(tid, summary) for _, _, _, tid, summary in rows]
 
 
-__all__ = ["commit_prefix", "search"]
+__all__ = ["commit_prefix", "search", "with_hex_prefix"]

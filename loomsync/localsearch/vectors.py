@@ -17,7 +17,10 @@ exactly as PostgreSQL evaluates :meth:`Unit.tsquery` (``TS_phrase_execute`` in
 where a word's parts and its joined lexeme both match, the joined one is shifted); a prefix
 lexeme (``'x':*``) takes the positions of every lexeme it starts. Each matched occurrence keeps
 a weight (the lowest of a phrase's words, the highest of alternatives at one position), and
-:func:`term_frequency` is :func:`loomsync.textsearch.scoring.rank_or` of those weights.
+:func:`term_frequency` is :func:`loomsync.textsearch.scoring.rank_or` of those weights (for
+one word, its ``ts_rank``). The search's ``tf`` of a unit is the server's instead
+(:func:`loomsync.textsearch.scoring.unit_tf` over every occurrence of each of the unit's
+lexemes, ``loomsync.localsearch.search``), which is not the same for a phrase.
 """
 
 from __future__ import annotations

@@ -25,26 +25,38 @@ BM25-like (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25 
 
 from __future__ import annotations
 
+import decimal
 import math
+import struct
 from collections.abc import Sequence
 
 #: Tuned on the tune split of bench/search_judged (bench/search_tune.py; never on held-out
 #: queries): a weaker length normalisation than BM25's usual 0.75 (messages here run from one
-#: line to 100 KB, and the answer is often in a long one), tool results (C) at 0.6, git
-#: metadata (B) at 0.9 and thread fields x 1.75, so that a title, tag or branch hit still ranks
-#: above the same word in one message (API.md section 6).
+#: line to 100 KB, and the answer is often in a long one), git metadata (B) at 0.9 and thread
+#: fields x 1.75, so that a title, tag or branch hit still ranks above the same word in one
+#: message (API.md section 6). Tool results (C) at 0.8: below the user's and the model's own
+#: words, but a query copied from a tool's output ("389 tests passing") is answered by that
+#: output, not by the assistant's message quoting it (tune split: message nDCG@10 0.80 -> 0.82,
+#: the same on a plateau of K1 0.8-1.2 and B 0.25-0.3; C 0.6 or 0.7 pick the quote).
 K1 = 1.2
-B = 0.3
+B = 0.25
 #: ``ts_rank`` weights of message vectors: user content, assistant content, other roles'
 #: content (tool results, system), tool names and arguments (loomsync.textsearch.fields).
-MESSAGE_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.6, "D": 0.3}
+MESSAGE_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.8, "D": 0.3}
 #: ``ts_rank`` weights of thread vectors: title and tags, git metadata.
 THREAD_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.0, "D": 0.0}
 THREAD_BOOST = 1.75
 SPREAD = 0.3
 COMMIT_SCORE = 10.0
+#: Digits statistics and scores are rounded to, on the server and locally alike: IDFs (they
+#: travel in a cursor and must read back equal), average vector lengths, and thread scores (a
+#: float sum added up in another order on the next page, or in Python, compares equal).
+IDF_DIGITS = 4
+LENGTH_DIGITS = 2
+SCORE_DIGITS = 6
 #: PostgreSQL's normaliser of ``calc_rank_or`` (the sum of 1/i^2, pi^2/6).
 _ZETA2 = 1.64493406685
+_SINGLE = struct.Struct("f")
 
 
 def weights_sql(weights: dict[str, float]) -> str:
@@ -52,24 +64,67 @@ def weights_sql(weights: dict[str, float]) -> str:
     return "'{" + ",".join(str(weights[w]) for w in "DCBA") + "}'::float4[]"
 
 
+def _f4(value: float) -> float:
+    """``value`` rounded to a ``float4`` (IEEE single), as ``ts_rank`` computes: each ``+ - *
+    /`` of two singles done in double and rounded is the single-precision result (double holds
+    more than twice the bits, so no double rounding)."""
+    single: float = _SINGLE.unpack(_SINGLE.pack(value))[0]
+    return single
+
+
+def _entry_rank(weights: Sequence[float]) -> float:
+    """``calc_rank_or``'s term for one vector entry (a lexeme's occurrences, position order),
+    in its float4 steps, before the division by ``_ZETA2``."""
+    total = 0.0
+    best, at = -1.0, 0
+    for j, weight in enumerate(weights):
+        w = _f4(weight)
+        total = _f4(total + _f4(w / ((j + 1) * (j + 1))))
+        if w > best:
+            best, at = w, j
+    return _f4(_f4(best + total) - _f4(best / ((at + 1) * (at + 1))))
+
+
 def rank_or(weights: Sequence[float]) -> float:
     """PostgreSQL's ``ts_rank`` of one lexeme (``calc_rank_or``, src/backend/utils/adt/
-    tsrank.c) from the weights of its occurrences in position order: in (0, 1] for at least
-    one occurrence, 0 for none."""
-    if not weights:
-        return 0.0
-    total = sum(w / ((j + 1) * (j + 1)) for j, w in enumerate(weights))
-    best = max(weights)
-    at = weights.index(best)
-    return (best + total - best / ((at + 1) * (at + 1))) / _ZETA2
+    tsrank.c) from the weights of its occurrences in position order, in float4 as PostgreSQL
+    computes it: in (0, 1] for at least one occurrence, 0 for none."""
+    return unit_tf([[weights]]) if weights else 0.0
 
 
-def unit_tf(ranks: Sequence[float]) -> float:
-    """A matching unit's ``tf`` from one rank per distinct lexeme of the unit: :func:`rank_or`
-    of its occurrences' weights (0 when the text lacks it, e.g. a joined identifier written as
-    separate words); for a prefix lexeme (``'x':*``), the sum of :func:`rank_or` over every
-    lexeme of the text it prefixes (``calc_rank_or`` visits each). The mean of them."""
-    return sum(ranks) / len(ranks) if ranks else 0.0
+def rank_order(lexemes: Sequence[str]) -> list[str]:
+    """The distinct lexemes of a unit (a prefix keeps its ``*``) in the order ``calc_rank_or``
+    visits them (``SortAndUniqItems``: by the lexeme's bytes, shorter first on a common start;
+    a prefix and the same word counted once)."""
+    seen: dict[str, str] = {}
+    for lexeme in lexemes:
+        seen.setdefault(lexeme.removesuffix("*"), lexeme)
+    return [seen[key] for key in sorted(seen, key=lambda key: key.encode("utf-8"))]
+
+
+def unit_tf(items: Sequence[Sequence[Sequence[float]]]) -> float:
+    """A matching unit's ``tf``: ``ts_rank(weights, vector, 'a' | 'b' | ...)`` of the unit's
+    distinct lexemes, exactly as PostgreSQL computes it (float4 steps, same order).
+
+    ``items``: per distinct lexeme in :func:`rank_order`, the vector entries it finds, each
+    the weights of that entry's occurrences in position order: no entry when the text lacks
+    the lexeme (e.g. a joined identifier written as separate words), one for a word, one per
+    lexeme of the text a prefix (``'x':*``) starts, in the vector's (byte) order. The mean over
+    the items of each entry's :func:`rank_or`."""
+    result = 0.0
+    for entries in items:
+        for weights in entries:
+            result = _f4(result + _entry_rank(weights) / _ZETA2)
+    if items:
+        result = _f4(result / len(items))
+    return result
+
+
+def round_score(score: float) -> float:
+    """A thread score as the server rounds it: ``round(CAST(score AS numeric), 6)``, i.e. the
+    double's 15 significant digits (``float8_numeric``), then half away from zero."""
+    exact = decimal.Decimal(f"{score:.15g}")
+    return float(exact.quantize(decimal.Decimal(1).scaleb(-SCORE_DIGITS), decimal.ROUND_HALF_UP))
 
 
 def idf(holding: float, total: float) -> float:
@@ -80,8 +135,9 @@ def idf(holding: float, total: float) -> float:
 
 
 def bm25(idf_value: float, tf: float, length: float, average_length: float) -> float:
-    """One unit's contribution to a message's score (module docstring)."""
+    """One unit's contribution to a message's score (module docstring), in the operation
+    order of the server's SQL (app.threads.ranking), so that both round alike."""
     if tf <= 0:
         return 0.0
-    norm = K1 * (1.0 - B + B * length / max(average_length, 1.0))
+    norm = K1 * (1.0 - B) + K1 * B * length / max(average_length, 1.0)
     return idf_value * tf * (K1 + 1.0) / (tf + norm)

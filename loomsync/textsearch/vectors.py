@@ -41,3 +41,11 @@ def tsvector(fields: Iterable[Field]) -> str:
                 entry.append(f"{min(offset + last, MAX_POSITION)}{suffix}")
         offset += last
     return " ".join(f"'{lexeme}':{','.join(at)}" for lexeme, at in positions.items())
+
+
+#: The version of the vectors this analyzer makes (``search_version`` of the server's rows,
+#: migration 0007). Bump it whenever the analyzer, the fields or this format change what a
+#: stored vector holds: ``loomsync-server serve`` then rebuilds every older row online
+#: (app/threads/reindex.py). Version 0 is PostgreSQL's own ``to_tsvector('english')`` (before
+#: issue 14).
+VERSION = 1

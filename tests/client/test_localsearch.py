@@ -166,3 +166,15 @@ def test_an_index_file_that_cannot_be_opened_leaves_search_working(tmp_path: Pat
     saved = store.save(_thread("one", "the wombat burrows"))
     (tmp_path / INDEX_NAME).mkdir()  # SQLite cannot open a folder
     assert [h.thread.id for h in store.search("wombat").hits] == [str(saved.id)]
+
+
+def test_a_hex_word_finds_a_longer_hash_in_text_and_equal_messages_pick_the_first() -> None:
+    """The server's rules (app.threads.search.with_hex_prefix, the ranking's DISTINCT ON):
+    ``26a7a89b`` is searched as the prefix ``'26a7a89b':*``, so a full hash a tool printed is
+    found; of two equally scoring messages the earlier one is the thread's best."""
+    line = "HEAD is now at 26a7a89b0c1d2e3f fix"
+    printed = _thread("log", "intro", line, line)
+    hits = search_threads([printed, _thread("other", "nothing")], "26a7a89b")
+    assert [h.thread.title for h in hits] == ["log"]
+    assert hits[0].message_index == 1
+    assert hits[0].score == round(hits[0].score, 6)

@@ -7,10 +7,26 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from loomsync.localsearch.vectors import Vector, entries, match, term_frequency
+from app.threads.ranking import rank_tsquery
+from loomsync.localsearch.search import with_hex_prefix
+from loomsync.localsearch.vectors import (
+    Vector,
+    entries,
+    match,
+    pack,
+    term_frequency,
+    unpack,
+    weights_of,
+)
 from loomsync.textsearch.fields import Field
 from loomsync.textsearch.query import Unit, parse
-from loomsync.textsearch.scoring import MESSAGE_WEIGHTS, weights_sql
+from loomsync.textsearch.scoring import (
+    MESSAGE_WEIGHTS,
+    rank_order,
+    round_score,
+    unit_tf,
+    weights_sql,
+)
 from loomsync.textsearch.vectors import tsvector
 from tests.database import _asyncpg_dsn
 
@@ -130,6 +146,67 @@ async def test_one_word_term_frequency_is_ts_rank(postgres: asyncpg.Connection) 
         assert ours == pytest.approx(row["rank"], rel=1e-5), (fields[0][0][:40], unit.tsquery())
         checked += 1
     assert checked >= 15
+
+
+def _tf(fields: list[Field], unit: Unit) -> float:
+    """The local search's ``tf`` of ``unit`` in the vector of ``fields`` by its rule
+    (``_Postings.tf``): per lexeme in :func:`rank_order`, the packed entries a posting holds
+    (a prefix: every lexeme it starts, in byte order), :func:`unit_tf` of their weights."""
+    vector = entries(fields)
+    items = []
+    for lexeme in rank_order(unit.lexemes):
+        if lexeme.endswith("*"):
+            found = [vector[k] for k in sorted(vector, key=str.encode) if k.startswith(lexeme[:-1])]
+        else:
+            found = [vector[lexeme]] if lexeme in vector else []
+        items.append([weights_of(unpack(pack(o)), MESSAGE_WEIGHTS) for o in found])
+    return unit_tf(items)
+
+
+async def test_unit_term_frequency_is_the_servers_for_phrases_and_prefixes(
+    postgres: asyncpg.Connection,
+) -> None:
+    """Multi-lexeme units (identifiers, phrases, CJK bigrams) and prefixes (a lone CJK character,
+    a hex word searched as ``'26a7a89b':*``): the local ``tf`` is, to the bit, the float4 that
+    the server's ``ts_rank`` over :func:`app.threads.ranking.rank_tsquery` returns."""
+    units = [u for _, u in _cases()] + [
+        with_hex_prefix(parse("26a7a89b"), "26a7a89b").units[0],
+        Unit(slots=((("serv*",),),)),
+    ]
+    texts = [*TEXTS, [("commit 26a7a89b0c1d then 26A7A89B and 26a7a89bff", "C"), ("26a7", "A")]]
+    cases = [(f, u) for f in texts for u in dict.fromkeys(units)]
+    rows = await postgres.fetch(
+        f"SELECT ts_rank({weights_sql(MESSAGE_WEIGHTS)}, CAST(v AS tsvector), CAST(r AS tsquery))"
+        " AS rank, CAST(v AS tsvector) @@ CAST(q AS tsquery) AS hit FROM unnest($1::text[], "
+        "$2::text[], $3::text[]) WITH ORDINALITY AS c(v, q, r, n) ORDER BY n",
+        [tsvector(fields) for fields, _ in cases],
+        [unit.tsquery() for _, unit in cases],
+        [rank_tsquery(unit) for _, unit in cases],
+    )
+    checked = phrases = prefixes = 0
+    for (fields, unit), row in zip(cases, rows, strict=True):
+        if not row["hit"]:
+            continue
+        assert bool(match(unit, _lookup(entries(fields))))
+        assert _tf(fields, unit) == row["rank"], (fields[0][0][:40], rank_tsquery(unit))
+        checked += 1
+        phrases += len(unit.lexemes) > 1
+        prefixes += "*" in rank_tsquery(unit)
+    assert checked >= 40
+    assert phrases >= 15
+    assert prefixes >= 3
+
+
+async def test_thread_scores_round_as_the_server_rounds(postgres: asyncpg.Connection) -> None:
+    """``round(CAST(x AS numeric), 6)`` of a float8, halves included, as the local search
+    rounds its scores (the same ties, the same cursor keys)."""
+    values = [0.1 + 0.2, 2.0000005, 1.2345675, 7.5e-7, 12.3456785, 3.0000004999999996, 1 / 3]
+    rows = await postgres.fetch(
+        "SELECT round(CAST(x AS numeric), 6)::float8 AS r FROM unnest($1::float8[]) "
+        "WITH ORDINALITY AS c(x, n) ORDER BY n",
+        values,
+    )
+    assert [round_score(v) for v in values] == [row["r"] for row in rows]
 
 
 async def test_vectors_read_back_as_postgresql_stores_them(postgres: asyncpg.Connection) -> None:
