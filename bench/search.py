@@ -85,14 +85,16 @@ async def ensure_corpus(
 
 
 async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats) -> int:
-    """The API's SQL for one search page, issued by asyncpg: the ranking statement (with the
-    statistics snapshot the server caches, read once per run here too), then the read of the
-    page's best messages' heads and their highlighting (app/threads/snippets.py; the API also
-    reads tool text and tails when the head holds no match)."""
+    """The API's SQL for one search page, issued by asyncpg: the ranking statement with the
+    page's best messages' heads (:func:`app.threads.search.with_heads`; the statistics snapshot
+    the server caches, read once per run here too), their highlighting, and, as the API does,
+    tool text and tails when a head holds no match (app/threads/snippets.py)."""
     query = search.with_hex_prefix(parse(q), search.commit_prefix(q))
     filters = search.SearchFilters(scope=scope)
     ranking = plan_ranking(query, stats)
-    statement = scored_hits(SEARCHER, query, ranking, filters, None, 20, search.commit_prefix(q))
+    statement = search.with_heads(
+        scored_hits(SEARCHER, query, ranking, filters, None, 20, search.commit_prefix(q))
+    )
     sql = str(
         statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
     )
@@ -103,9 +105,9 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats)
     hits = [(r["id"], r["title"], r["best_seq"]) for r in page]
     with_seq = [(t, seq) for t, _, seq in hits if seq is not None]
     sources = snippets._Sources()  # the API's own steps (app/threads/snippets.py), no budget
-    ids, seqs = [t for t, _ in with_seq], [seq for _, seq in with_seq]
-    for r in await conn.fetch(snippets.HEADS, ids, seqs, snippets.BODY_PREFIX_CHARS):
-        sources.add_head(r["thread_id"], r["head"] or "")
+    for r in page:
+        if r["head"] is not None:
+            sources.add_head(r["id"], r["head"])
     found = snippets._highlight(hits, query, sources, math.inf, None)
     unread = [(t, seq) for t, seq in with_seq if t in sources.partial and found.get(t) is None]
     if unread:

@@ -7,10 +7,12 @@ title, git metadata or a commit only). Its snippet is cut by
 tool-call arguments), normalised and analysed by the same analyzer, so it marks what matched
 and never misses a match because of its Unicode spelling (issue 14, "Snippets miss the match"):
 
-1. One statement reads the first :data:`BODY_PREFIX_CHARS` characters of each best message's
-   JSON text (PostgreSQL reads only that slice of a large TOASTed value: about 4 ms for a
-   14 MB message, measured, where decoding ``->>`` parses all of it: 35 ms). A body that fits
-   is parsed whole and gives exactly the indexed fields; a longer one gives its content's head.
+1. The first :data:`BODY_PREFIX_CHARS` characters of each best message's JSON text
+   (PostgreSQL reads only that slice of a large TOASTed value: about 4 ms for a 14 MB message,
+   measured, where decoding ``->>`` parses all of it: 35 ms): read by the search's ranking
+   statement itself (:func:`app.threads.search.with_heads`, passed as ``heads``), else by
+   :data:`HEADS`. A body that fits is parsed whole and gives exactly the indexed fields; a
+   longer one gives its content's head.
 2. Only for a long body whose head holds no match, a second statement reads its tool name, tool
    calls and the last :data:`MESSAGE_TAIL_CHARS` characters of its content (the indexed tail),
    each parsed by PostgreSQL (about 100 ms for 14 MB).
@@ -19,7 +21,7 @@ and never misses a match because of its Unicode spelling (issue 14, "Snippets mi
    matches, else None. Highlighting runs in a worker thread, off the event loop, when the
    page's texts are long (:data:`INLINE_CHARS`).
 
-Everything runs under :data:`SNIPPET_BUDGET_MS`: each statement under its own
+Everything else runs under :data:`SNIPPET_BUDGET_MS`: each statement under its own
 ``statement_timeout`` inside a savepoint, the Python work checked against the same deadline.
 Past it, the hits not yet done get ``snippet`` null (API.md section 6 allows it; the page never
 fails for its snippets); their ``message_index`` is kept.
@@ -229,20 +231,30 @@ async def _off_loop(
 
 
 async def snippets(
-    session: AsyncSession, query: Query, page: Page, budget_ms: int = SNIPPET_BUDGET_MS
+    session: AsyncSession,
+    query: Query,
+    page: Page,
+    budget_ms: int = SNIPPET_BUDGET_MS,
+    heads: Mapping[uuid.UUID, str] | None = None,
 ) -> dict[uuid.UUID, tuple[int | None, str | None]]:
     """For each hit of ``page`` ((thread id, title, best message seq or None), see
     :data:`Page`): (message index, snippet) by thread id. The message index is ``best_seq``;
     the snippet is HTML-escaped with matches in ``<b>…</b>`` (API.md section 6), from the best
     message's content or tool text, else from the title when it matches, else None; None too
     for hits not done within ``budget_ms`` milliseconds (module docstring). Never raises for
-    a slow page; database errors other than a statement timeout propagate."""
+    a slow page; database errors other than a statement timeout propagate. ``heads`` (thread
+    id → the first :data:`BODY_PREFIX_CHARS` characters of its best message's JSON text), when
+    the caller read them already (the ranking statement does), replace step 1's statement."""
     if not page:
         return {}
     deadline = time.monotonic() + budget_ms / 1000
     sources = _Sources()
     with_seq = [(thread_id, seq) for thread_id, _, seq in page if seq is not None]
-    if with_seq:
+    if heads is not None:
+        for thread_id, _ in with_seq:
+            if thread_id in heads:
+                sources.add_head(thread_id, heads[thread_id])
+    elif with_seq:
         args = ([t for t, _ in with_seq], [s for _, s in with_seq], BODY_PREFIX_CHARS)
         for row in await _statement(session, HEADS, args, deadline) or []:
             sources.add_head(row["thread_id"], row["head"] or "")
