@@ -38,13 +38,14 @@ from loomsync.localsearch.vectors import Vector, entries, pack
 from loomsync.model import Thread
 from loomsync.summary import ThreadSummary
 from loomsync.textsearch.fields import message_fields, thread_fields
+from loomsync.textsearch.vectors import VERSION as VECTORS_VERSION
 
 log = logging.getLogger(__name__)
 
 INDEX_NAME = ".search.sqlite3"
 SCHEMA_VERSION = 1
 #: Which analyzer made the postings: an index made by another one is rebuilt.
-ANALYZER = "loomsync.textsearch 1"
+ANALYZER = f"loomsync.textsearch {VECTORS_VERSION}"
 BUSY_TIMEOUT_SECONDS = 60.0
 #: About how long one refresh transaction indexes before it commits.
 BATCH_SECONDS = 1.0

@@ -13,11 +13,12 @@ so that the same words match the same words everywhere. Input is :func:`normaliz
   ``sha256``, ``a0y``). Each part is a lexeme at its own position: casefolded, stemmed with
   Snowball's English (Porter2) stemmer, as PostgreSQL's ``english`` configuration does
   (``timedeltas`` is ``timedelta``, ``serializing`` is ``serial``); English stop words
-  (PostgreSQL's ``english.stop``, Snowball's list) take no position. A word of several parts
+  (PostgreSQL's ``english.stop``, Snowball's list) take no position when they stand alone; a
+  part of an identifier is kept whatever it is (``is_valid`` is ``is valid``, never ``valid``). A word of several parts
   also gives its **joined** lexeme (all parts, stemmed as one word), at the position of its last
   part: ``exportEnvVars``, ``export_env_vars`` and ``exportenvvars`` all hold ``exportenvvar``,
   and ``JavaScript`` is found by ``javascript``.
-- **Han, kana and Hangul** text is written without spaces, so a run of these characters gives
+- **Han, kana and Hangul** (and Thai, Lao, Khmer and Myanmar) text is written without spaces, so a run of these characters gives
   its overlapping character **bigrams** (``技術スタック``: ``技術 術ス スタ タッ ック``), each at
   its own position, and its last character alone at the last bigram's position; a run of one
   character is that character. A query finds any substring of two or more characters as a
@@ -35,7 +36,10 @@ import regex
 import Stemmer
 
 MAX_LEXEME_CHARS = 64
-_CJK_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u3005\u3006\u30fc"
+_CJK_CLASS = (
+    r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+    r"\u3005\u3006\u30fc"
+)
 _LETTER = rf"[[\p{{L}}\p{{N}}\p{{M}}]--[{_CJK_CLASS}]]"
 #: A run of Han/kana/Hangul characters (group ``cjk``), or a word: letters, digits and marks,
 #: with ``_`` or ``-`` joining two runs of them.
@@ -127,7 +131,7 @@ def _analyse(word: str) -> tuple[tuple[tuple[str, int, int], ...], str | None]:
     parts = tuple(
         (part if part.isdigit() else stem(part), s, e)
         for part, (s, e) in zip(raw, spans, strict=True)
-        if part not in STOP_WORDS and len(part) <= MAX_LEXEME_CHARS
+        if (len(raw) > 1 or part not in STOP_WORDS) and len(part) <= MAX_LEXEME_CHARS
     )
     joined = None
     if len(raw) > 1:

@@ -47,5 +47,5 @@ def tsvector(fields: Iterable[Field]) -> str:
 #: migration 0007). Bump it whenever the analyzer, the fields or this format change what a
 #: stored vector holds: ``loomsync-server serve`` then rebuilds every older row online
 #: (app/threads/reindex.py). Version 0 is PostgreSQL's own ``to_tsvector('english')`` (before
-#: issue 14).
-VERSION = 1
+#: issue 14); 2: parts of identifiers keep stop words, Thai, Lao, Khmer and Myanmar in bigrams.
+VERSION = 2

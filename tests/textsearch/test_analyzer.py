@@ -29,7 +29,12 @@ def words(text: str) -> set[str]:
         ("missing_colon.py", [("miss", 1), ("colon", 2), ("missingcolon", 2), ("py", 3)]),
         ("sha256 v2 a0y", [("sha256", 1), ("v2", 2), ("a0i", 3)]),  # Porter2: y to i
         ("0.0.0.0:8000", [("0", 1), ("0", 2), ("0", 3), ("0", 4), ("8000", 5)]),
-        ("sync_session_by_id", [("sync", 1), ("session", 2), ("id", 3), ("syncsessionbyid", 3)]),
+        (
+            "sync_session_by_id",
+            [("sync", 1), ("session", 2), ("by", 3), ("id", 4), ("syncsessionbyid", 4)],
+        ),
+        ("is_valid", [("is", 1), ("valid", 2), ("isvalid", 2)]),
+        ("ไม่มี", [("ไม", 1), ("ม่", 2), ("่ม", 3), ("มี", 4), ("ี", 4)]),
         ("the and of", []),
         ("__init__", [("init", 1)]),
         ("分析", [("分析", 1), ("析", 1)]),

@@ -102,6 +102,9 @@ def test_every_query_is_a_valid_tsquery_that_its_own_text_matches(
         ("最新の状態にアップデートしました", "状アップ", False),
         ("serving on 0.0.0.0 port 8000", "0.0.0.0", True),
         ("the caf\u00e9 menu", "cafe\u0301", True),
+        ("the value is valid here", "is_valid", False),  # an identifier is not a bare word
+        ("if is_valid(x)", "is_valid", True),
+        ("ข้อความภาษาไทยไม่มีช่องว่าง", "ไม่มีช่อง", True),  # Thai: no spaces either
         ("-".join(["x"] * 40), "-".join(["x"] * 40), True),  # past the budget: a prefix phrase
         ("_".join("abcdefghijklmnopqrstuvw"), "_".join("abcdefghijklmnopqrstuvw"), True),
     ],
