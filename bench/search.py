@@ -16,11 +16,9 @@ import argparse
 import asyncio
 import json
 import math
-import re
 import sys
 import time
 from itertools import cycle
-from types import SimpleNamespace
 from typing import Any
 
 import asyncpg
@@ -86,30 +84,17 @@ async def ensure_corpus(
     return terms
 
 
-_NAMED = re.compile(r"(?<![:\w]):(\w+)")
-
-
-def positional(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
-    """Turn ``:name`` parameters into asyncpg's ``$n``."""
-    order: list[str] = []
-
-    def number(match: re.Match[str]) -> str:
-        if match.group(1) not in order:
-            order.append(match.group(1))
-        return f"${order.index(match.group(1)) + 1}"
-
-    return _NAMED.sub(number, sql), [params[name] for name in order]
-
-
 async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats) -> int:
-    """The API's SQL for one search page, issued by asyncpg: the ranking statement (with the
-    statistics snapshot the server caches, read once per run here too), then the read of the
-    page's best messages' heads and their highlighting (app/threads/snippets.py; the API also
-    reads tool text and tails when the head holds no match)."""
+    """The API's SQL for one search page, issued by asyncpg: the ranking statement with the
+    page's best messages' heads (:func:`app.threads.search.with_heads`; the statistics snapshot
+    the server caches, read once per run here too), their highlighting, and, as the API does,
+    tool text and tails when a head holds no match (app/threads/snippets.py)."""
     query = search.with_hex_prefix(parse(q), search.commit_prefix(q))
     filters = search.SearchFilters(scope=scope)
     ranking = plan_ranking(query, stats)
-    statement = scored_hits(SEARCHER, query, ranking, filters, None, 20, search.commit_prefix(q))
+    statement = search.with_heads(
+        scored_hits(SEARCHER, query, ranking, filters, None, 20, search.commit_prefix(q))
+    )
     sql = str(
         statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
     )
@@ -120,29 +105,15 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats)
     hits = [(r["id"], r["title"], r["best_seq"]) for r in page]
     with_seq = [(t, seq) for t, _, seq in hits if seq is not None]
     sources = snippets._Sources()  # the API's own steps (app/threads/snippets.py), no budget
-    heads_sql, heads_args = positional(
-        snippets.HEADS,
-        {
-            "ids": [t for t, _ in with_seq],
-            "seqs": [seq for _, seq in with_seq],
-            "prefix": snippets.BODY_PREFIX_CHARS,
-        },
-    )
-    for r in await conn.fetch(heads_sql, *heads_args):
-        sources.add_head(r["thread_id"], r["head"] or "")
+    for r in page:
+        if r["head"] is not None:
+            sources.add_head(r["id"], r["head"])
     found = snippets._highlight(hits, query, sources, math.inf, None)
     unread = [(t, seq) for t, seq in with_seq if t in sources.partial and found.get(t) is None]
     if unread:
-        tails_sql, tails_args = positional(
-            snippets.TAILS,
-            {
-                "ids": [t for t, _ in unread],
-                "seqs": [seq for _, seq in unread],
-                "tail": MESSAGE_TAIL_CHARS,
-            },
-        )
-        for r in await conn.fetch(tails_sql, *tails_args):
-            sources.add_tail(r["thread_id"], SimpleNamespace(**dict(r)))
+        ids, seqs = [t for t, _ in unread], [seq for _, seq in unread]
+        for r in await conn.fetch(snippets.TAILS, ids, seqs, MESSAGE_TAIL_CHARS):
+            sources.add_tail(r["thread_id"], r)
         snippets._highlight(hits, query, sources, math.inf, {t for t, _ in unread})
     return len(page)
 

@@ -7,18 +7,21 @@ title, git metadata or a commit only). Its snippet is cut by
 tool-call arguments), normalised and analysed by the same analyzer, so it marks what matched
 and never misses a match because of its Unicode spelling (issue 14, "Snippets miss the match"):
 
-1. One statement reads the first :data:`BODY_PREFIX_CHARS` characters of each best message's
-   JSON text (PostgreSQL reads only that slice of a large TOASTed value: about 4 ms for a
-   14 MB message, measured, where decoding ``->>`` parses all of it: 35 ms). A body that fits
-   is parsed whole and gives exactly the indexed fields; a longer one gives its content's head.
+1. The first :data:`BODY_PREFIX_CHARS` characters of each best message's JSON text
+   (PostgreSQL reads only that slice of a large TOASTed value: about 4 ms for a 14 MB message,
+   measured, where decoding ``->>`` parses all of it: 35 ms): read by the search's ranking
+   statement itself (:func:`app.threads.search.with_heads`, passed as ``heads``), else by
+   :data:`HEADS`. A body that fits is parsed whole and gives exactly the indexed fields; a
+   longer one gives its content's head.
 2. Only for a long body whose head holds no match, a second statement reads its tool name, tool
    calls and the last :data:`MESSAGE_TAIL_CHARS` characters of its content (the indexed tail),
    each parsed by PostgreSQL (about 100 ms for 14 MB).
 3. Content and tool text are both highlighted; the one with more marks wins (content on a
    tie). A hit with no matching message text gets a snippet of its title when the title
-   matches, else None. Highlighting runs in a worker thread, off the event loop.
+   matches, else None. Highlighting runs in a worker thread, off the event loop, when the
+   page's texts are long (:data:`INLINE_CHARS`).
 
-Everything runs under :data:`SNIPPET_BUDGET_MS`: each statement under its own
+Everything else runs under :data:`SNIPPET_BUDGET_MS`: each statement under its own
 ``statement_timeout`` inside a savepoint, the Python work checked against the same deadline.
 Past it, the hits not yet done get ``snippet`` null (API.md section 6 allows it; the page never
 fails for its snippets); their ``message_index`` is kept.
@@ -31,7 +34,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import text
@@ -62,18 +65,23 @@ _CUT_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?$|\\u[dD][89abAB][0-9a-fA-F]{
 Page = Sequence[tuple[uuid.UUID, str | None, int | None]]
 """(thread id, title, seq of the best matching message or None) of each hit, in order."""
 
+#: The heads of the best messages; parameters: thread ids, seqs, characters (asyncpg's ``$n``).
 HEADS = """
-SELECT m.thread_id, m.seq, substr(CAST(m.body AS text), 1, :prefix) AS head
-FROM unnest(CAST(:ids AS uuid[]), CAST(:seqs AS int[])) AS p(thread_id, seq)
+SELECT m.thread_id, m.seq, substr(CAST(m.body AS text), 1, $3) AS head
+FROM unnest(CAST($1 AS uuid[]), CAST($2 AS int[])) AS p(thread_id, seq)
 JOIN thread_messages m ON m.thread_id = p.thread_id AND m.seq = p.seq
 """
+#: Tool text and content tail of the best messages; parameters: ids, seqs, tail characters.
 TAILS = """
 SELECT m.thread_id, m.seq, m.body->>'tool_name' AS tool_name,
        CAST(m.body->'tool_calls' AS text) AS tool_calls,
-       right(m.body->>'content', :tail) AS tail
-FROM unnest(CAST(:ids AS uuid[]), CAST(:seqs AS int[])) AS p(thread_id, seq)
+       right(m.body->>'content', $3) AS tail
+FROM unnest(CAST($1 AS uuid[]), CAST($2 AS int[])) AS p(thread_id, seq)
 JOIN thread_messages m ON m.thread_id = p.thread_id AND m.seq = p.seq
 """
+#: Texts of a page up to this many characters in all are highlighted on the event loop (well
+#: under a millisecond); longer ones in a worker thread (a 10 MB text costs a few ms).
+INLINE_CHARS = 100_000
 
 
 def lexemes(tsquery_text: str) -> list[str]:
@@ -146,18 +154,19 @@ class _Sources:
         self.texts[thread_id] = [content_head(head)]
         self.partial.add(thread_id)
 
-    def add_tail(self, thread_id: uuid.UUID, row: Any) -> None:
+    def add_tail(self, thread_id: uuid.UUID, row: Mapping[str, Any]) -> None:
+        """Add the tool text and content tail of a :data:`TAILS` row (a mapping)."""
         calls: Any = None
-        if row.tool_calls:
+        if row["tool_calls"]:
             try:
-                calls = jsontext.loads(row.tool_calls)
+                calls = jsontext.loads(row["tool_calls"])
             except ValueError:
                 calls = None
         message = {
-            "tool_name": row.tool_name,
+            "tool_name": row["tool_name"],
             "tool_calls": calls if isinstance(calls, list) else [],
         }
-        tail = row.tail or ""
+        tail = row["tail"] or ""
         self.texts[thread_id] = [*self.texts.get(thread_id, []), tool_text(message), tail]
 
 
@@ -181,54 +190,81 @@ def _highlight(
 
 
 async def _statement(
-    session: AsyncSession, sql: str, params: dict[str, Any], deadline: float
+    session: AsyncSession, sql: str, args: Sequence[Any], deadline: float
 ) -> list[Any] | None:
-    """Rows of ``sql`` run in a savepoint under the time left before ``deadline``; None when
-    that time ran out (or had already)."""
+    """Rows of ``sql`` (asyncpg ``$n`` parameters ``args``) under the time left before
+    ``deadline``; None when that time ran out (or had already).
+
+    Issued on the session's own connection and transaction (a search page reads one snapshot),
+    by asyncpg directly: ``SAVEPOINT`` and ``SET LOCAL statement_timeout`` go in one round trip
+    (the simple protocol), then the statement; a timeout rolls back to the savepoint, so the
+    transaction stays usable. A success leaves the savepoint open (it ends with the
+    transaction). Four round trips and SQLAlchemy's per-statement work were a third of the
+    snippets' cost on bench.search's medium words."""
     left = int((deadline - time.monotonic()) * 1000)
     if left < 1:
         return None
+    connection = await session.connection()
+    raw: Any = (await connection.get_raw_connection()).driver_connection  # asyncpg
+    if not raw.is_in_transaction():
+        await session.execute(text("SELECT 1"))  # SQLAlchemy begins its transaction lazily
+    await raw.execute(f"SAVEPOINT snippets; SET LOCAL statement_timeout = {left}")
     try:
-        async with session.begin_nested():
-            await session.execute(
-                text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": f"{left}ms"}
-            )
-            return list((await session.execute(text(sql), params)).all())
-    except DBAPIError as exc:
-        if not timed_out(exc):
+        return list(await raw.fetch(sql, *args))
+    except Exception as exc:  # asyncpg's QueryCanceledError (asyncpg ships no type hints)
+        if getattr(exc, "sqlstate", None) != QUERY_CANCELED:
             raise
+        await raw.execute("ROLLBACK TO SAVEPOINT snippets")
         return None
 
 
+async def _off_loop(
+    page: Page, query: Query, sources: _Sources, deadline: float, only: set[uuid.UUID] | None
+) -> dict[uuid.UUID, str | None]:
+    """:func:`_highlight`, in a worker thread when the texts hold more than
+    :data:`INLINE_CHARS` characters in all (else the thread hand-off costs more than it saves)."""
+    size = sum(len(t) for texts in sources.texts.values() for t in texts)
+    size += sum(len(title or "") for _, title, _ in page)
+    if size <= INLINE_CHARS:
+        return _highlight(page, query, sources, deadline, only)
+    return await asyncio.to_thread(_highlight, page, query, sources, deadline, only)
+
+
 async def snippets(
-    session: AsyncSession, query: Query, page: Page, budget_ms: int = SNIPPET_BUDGET_MS
+    session: AsyncSession,
+    query: Query,
+    page: Page,
+    budget_ms: int = SNIPPET_BUDGET_MS,
+    heads: Mapping[uuid.UUID, str] | None = None,
 ) -> dict[uuid.UUID, tuple[int | None, str | None]]:
     """For each hit of ``page`` ((thread id, title, best message seq or None), see
     :data:`Page`): (message index, snippet) by thread id. The message index is ``best_seq``;
     the snippet is HTML-escaped with matches in ``<b>…</b>`` (API.md section 6), from the best
     message's content or tool text, else from the title when it matches, else None; None too
     for hits not done within ``budget_ms`` milliseconds (module docstring). Never raises for
-    a slow page; database errors other than a statement timeout propagate."""
+    a slow page; database errors other than a statement timeout propagate. ``heads`` (thread
+    id → the first :data:`BODY_PREFIX_CHARS` characters of its best message's JSON text), when
+    the caller read them already (the ranking statement does), replace step 1's statement."""
     if not page:
         return {}
     deadline = time.monotonic() + budget_ms / 1000
     sources = _Sources()
     with_seq = [(thread_id, seq) for thread_id, _, seq in page if seq is not None]
-    if with_seq:
-        params = {"ids": [t for t, _ in with_seq], "seqs": [s for _, s in with_seq]}
-        rows = await _statement(session, HEADS, {**params, "prefix": BODY_PREFIX_CHARS}, deadline)
-        for row in rows or []:
-            sources.add_head(row.thread_id, row.head or "")
-    found = await asyncio.to_thread(_highlight, page, query, sources, deadline, None)
+    if heads is not None:
+        for thread_id, _ in with_seq:
+            if thread_id in heads:
+                sources.add_head(thread_id, heads[thread_id])
+    elif with_seq:
+        args = ([t for t, _ in with_seq], [s for _, s in with_seq], BODY_PREFIX_CHARS)
+        for row in await _statement(session, HEADS, args, deadline) or []:
+            sources.add_head(row["thread_id"], row["head"] or "")
+    found = await _off_loop(page, query, sources, deadline, None)
     unread = [(t, s) for t, s in with_seq if t in sources.partial and found.get(t, "") is None]
     if unread:
-        params = {"ids": [t for t, _ in unread], "seqs": [s for _, s in unread]}
-        rows = await _statement(session, TAILS, {**params, "tail": MESSAGE_TAIL_CHARS}, deadline)
-        for row in rows or []:
-            sources.add_tail(row.thread_id, row)
-        again = await asyncio.to_thread(
-            _highlight, page, query, sources, deadline, {t for t, _ in unread}
-        )
+        args = ([t for t, _ in unread], [s for _, s in unread], MESSAGE_TAIL_CHARS)
+        for row in await _statement(session, TAILS, args, deadline) or []:
+            sources.add_tail(row["thread_id"], row)
+        again = await _off_loop(page, query, sources, deadline, {t for t, _ in unread})
         found.update({t: s for t, s in again.items() if s is not None})
         for thread_id, title, _ in page:
             if thread_id in sources.partial and found.get(thread_id) is None and title:

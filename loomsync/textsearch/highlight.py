@@ -10,10 +10,14 @@ slot's alternatives (parts or joined lexeme) counting.
 How a snippet is chosen, at a cost bounded whatever the text's length (10 MB included):
 
 1. **Candidates, cheaply**: one case-insensitive regular expression per lexeme finds where a
-   word could start to match it (the lexeme's stem prefix), at most
-   :data:`MAX_CANDIDATES_PER_LEXEME` places each. ASCII text is normalised only in the windows
-   analysed (its normal form differs from it only by escaped white space and NUL); other text is
-   normalised whole (linear, about 10 ms a megabyte).
+   word could start to match it (the lexeme's stem prefix, or a character whose case folding
+   begins where the prefix stops: ``stras`` also finds ``straß``), at most
+   :data:`MAX_CANDIDATES_PER_LEXEME` places each, in the text as given. Only the regions
+   analysed are normalised (:func:`normalize` changes nothing across white space, so a region
+   cut at white space normalises as it would inside the whole text). When no region holds a
+   match (the text matches only in a spelling the raw search cannot see: full-width letters, a
+   soft hyphen inside the word), the whole text is normalised and searched again (linear,
+   about 10 ms a megabyte).
 2. **Windows, exactly**: the candidate places where most distinct units could meet are
    analysed (at most :data:`MAX_REGIONS` regions of a few hundred characters each): tokens,
    then the units' exact matches.
@@ -21,10 +25,20 @@ How a snippet is chosen, at a cost bounded whatever the text's length (10 MB inc
    then most matches; up to :data:`MAX_FRAGMENTS` - 1 shorter fragments add units it lacks.
    Fragments are in text order, joined by `` … ``, with ``…`` where a fragment cuts the text.
 
+**Bounds**: a fragment shows at most its width of text (``window``, the others ``window // 2``),
+phrases included: a match longer than that (a phrase of :data:`~.query.MAX_TERMS` long words,
+or words joined by long punctuation) is shown cut at its width, what is shown of it marked, and
+matches that overlap each other (``x x x`` for the phrase ``"x x"``) are marked as one span but
+never widen the fragment. So a snippet's text (without its marks) is at most ``window`` +
+(``MAX_FRAGMENTS`` - 1) * ``window // 2`` characters before HTML escaping, plus separators.
+
 Output is HTML-escaped text with each match wrapped in ``<b>…</b>`` (API.md section 6), runs of
-white space as one space. Cuts fall on white space when one is near, and never inside a word
-match; escaping after cutting means no HTML entity is ever split, and Python strings hold code
-points, so no surrogate pair is either (lone surrogates are removed by :func:`normalize`).
+white space as one space. Cuts fall on white space when one is near, and never inside a
+terminal escape sequence (``ESC [ 31 m``, OSC … BEL: kept whole or left out, as
+:func:`loomsync.terminal.clip` does) or a grapheme cluster (a letter and its combining marks, an
+emoji ZWJ sequence, a flag); escaping after cutting means no HTML entity is ever split, and
+Python strings hold code points, so no surrogate pair is either (lone surrogates are removed by
+:func:`normalize`).
 """
 
 from __future__ import annotations
@@ -35,9 +49,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import regex
-
 from loomsync.textsearch.analyzer import tokens
+from loomsync.textsearch.cuts import boundary, prefix_pattern
 from loomsync.textsearch.normalize import normalize
 from loomsync.textsearch.query import Query, Unit
 
@@ -93,8 +106,7 @@ def _candidates(source: str, units: Sequence[Unit]) -> list[tuple[int, int]]:
     for prefix, owners in by_prefix.items():
         if not prefix:
             continue
-        pattern = regex.compile(regex.escape(prefix), regex.IGNORECASE | regex.FULLCASE)
-        for count, hit in enumerate(pattern.finditer(source)):
+        for count, hit in enumerate(prefix_pattern(prefix).finditer(source)):
             if count >= MAX_CANDIDATES_PER_LEXEME:
                 break
             found += [(hit.start(), unit) for unit in owners]
@@ -186,14 +198,15 @@ def analyse(text: str, units: Sequence[Unit]) -> list[Match]:
 
 
 def _region(source: str, start: int, end: int, raw: bool, units: Sequence[Unit]) -> Region:
-    """``source[start:end]`` widened to white space (within :data:`MARGIN_CHARS`), normalised
-    when ``raw``, with its exact matches."""
+    """``source[start:end]`` widened to white space (within :data:`MARGIN_CHARS`; else cut
+    where no escape sequence or grapheme cluster is split), normalised when ``raw`` (``source``
+    is the text as given), with its exact matches."""
     if start > 0:
         space = _BREAK.search(source, max(0, start - MARGIN_CHARS), start)
-        start = space.end() if space else max(0, start - MARGIN_CHARS)
+        start = space.end() if space else boundary(source, start - MARGIN_CHARS, forward=True)
     if end < len(source):
         space = _BREAK.search(source, end, end + MARGIN_CHARS)
-        end = space.start() if space else min(len(source), end + MARGIN_CHARS)
+        end = space.start() if space else boundary(source, end + MARGIN_CHARS, forward=False)
     piece = source[start:end]
     if raw:
         while start > 0 and piece.startswith("n") and source[start - 1] == "\\":
@@ -275,30 +288,42 @@ def _escape(piece: str) -> str:
 def _render(
     region: Region, low: int, high: int, width: int, blocked: list[tuple[int, int]]
 ) -> tuple[int, int, str]:
-    """The fragment of ``region`` holding ``[low, high)``, about ``width`` characters, clear of
-    ``blocked`` spans, cut at white space when one is near: (its start, its end, its text)."""
+    """The fragment of ``region`` holding ``[low, high)`` (its first ``width`` characters when
+    longer), at most ``width`` characters, clear of ``blocked`` spans, cut at white space when
+    one is near and never inside an escape sequence, a grapheme cluster or a match it does not
+    show whole: (its start, its end, its text)."""
     text = region.text
-    spans = [m for m in _merge(region.matches) if m.end > low and m.start < high]
-    low, high = min([low, *(m.start for m in spans)]), max([high, *(m.end for m in spans)])
-    room = max(0, width - (high - low))
+    marks = _merge(region.matches)
+    cut = high - low > width  # one match longer than the fragment: shown cut, marked
+    high = min(high, low + width)
+    room = width - (high - low)
     floor = max([0, *(e for s, e in blocked if e <= low)])
     ceiling = min([len(text), *(s for s, e in blocked if s >= high)])
     start = max(floor, low - room // 3)
     end = min(ceiling, high + room - (low - start))
-    if start > 0:
+    if 0 < start < low:
         space = _BREAK.search(text, start, low)
         start = space.end() if space and space.end() - start < 30 else start
     if end < len(text):
-        spaces = [m.start() for m in _BREAK.finditer(text, max(high, end - 30), end)]
+        spaces = [
+            m.start() for m in _BREAK.finditer(text, max(low + 1 if cut else high, end - 30), end)
+        ]
         end = spaces[-1] if spaces else end
+    for mark in marks:  # a match cut at an edge is left out, unless it holds the chosen ones
+        if mark.start < start < mark.end and mark.end <= low:
+            start = mark.end
+        if mark.start < end < mark.end and mark.start >= high:
+            end = mark.start
+    start = boundary(text, start, forward=True)
+    end = max(start, boundary(text, end, forward=False))
     out: list[str] = []
     cursor = start
-    for span in _merge(region.matches):
-        if span.start < start or span.end > end:
+    for mark in marks:
+        left, right = max(mark.start, start), min(mark.end, end)
+        if left >= right:
             continue
-        out += [_escape(text[cursor : span.start]), "<b>", _escape(text[span.start : span.end])]
-        out.append("</b>")
-        cursor = span.end
+        out += [_escape(text[cursor:left]), "<b>", _escape(text[left:right]), "</b>"]
+        cursor = right
     out.append(_escape(text[cursor:end]))
     body = "".join(out).strip()
     if start > 0 or not region.at_start:
@@ -315,9 +340,9 @@ def snippet(text: str, query: Query, window: int = WINDOW_CHARS) -> str | None:
     of ``query`` matches ``text``. Cost bounded for any length (module docstring)."""
     if not text or not query.units:
         return None
-    raw = text.isascii()
-    source = text if raw else normalize(text)
-    regions = _regions(source, raw, query, window)
+    regions = _regions(text, True, query, window)
+    if not any(r.matches for r in regions) and not text.isascii() and len(text) > 4 * window:
+        regions = _regions(normalize(text), False, query, window)  # a spelling only NFKC finds
     chosen: list[tuple[int, int, str]] = []  # (region, start, text)
     blocked: dict[int, list[tuple[int, int]]] = {}
     missing = set(range(len(query.units)))

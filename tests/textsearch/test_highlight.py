@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import re
 
-from loomsync.textsearch.highlight import snippet
+from loomsync.textsearch.highlight import WINDOW_CHARS, snippet
 from loomsync.textsearch.query import parse
 
 
@@ -78,3 +79,46 @@ def test_web_syntax_quoted_phrase() -> None:
     assert marked(snippet("the quick brown fox", parse('"brown fox" -quick', "web"))) == [
         "brown fox"
     ]
+
+
+def shown(s: str | None) -> str:
+    """The text a snippet shows: marks removed, entities decoded."""
+    assert s is not None
+    return html.unescape(s.replace("<b>", "").replace("</b>", ""))
+
+
+def test_a_phrase_never_widens_the_window() -> None:
+    # Overlapping matches of one phrase (x x x …) are one mark, within the window.
+    s = snippet("x " * 40_000, parse('"' + " ".join(["x"] * 16) + '"', "web"))
+    assert re.fullmatch(r"<b>x( x)*</b> …", s or "")
+    assert len(shown(s)) <= WINDOW_CHARS + len(" …")
+    # One match longer than the window (16 words of 20 letters) is shown cut, marked.
+    words = [f"{chr(97 + i)}{'q' * 19}" for i in range(16)]
+    s = snippet("before " + " ".join(words) + " after", parse('"' + " ".join(words) + '"', "web"))
+    assert s is not None
+    assert s.startswith("… <b>aq")
+    assert len(shown(s)) <= WINDOW_CHARS + len("…  …")
+
+
+def test_cuts_keep_escape_sequences_and_graphemes_whole() -> None:
+    red = "\x1b[31m"
+    for gap in range(140, 170):
+        s = shown(snippet(f"wombat {'q' * gap}{red}tail", parse("wombat")))
+        assert "\x1b" not in s or red in s, gap
+    accented = "x\u0301\u0302\u0303"  # one grapheme of four code points (no NFKC form)
+    for gap in range(140, 170):
+        s = shown(snippet("wombat " + "q" * gap + accented * 40, parse("wombat")))
+        assert s.endswith(" …")
+        tail = s.removesuffix(" …").split("q")[-1]
+        assert tail == accented * (len(tail) // 4), gap
+
+
+def test_long_non_ascii_text_normalises_only_where_it_looks() -> None:
+    # NFKC changes lengths before the match (… is three dots, ﬁ two letters): marks stay put.
+    text = "ﬁle… straße " * 50_000 + "the zqneedle here " + "ﬁle… " * 50_000
+    assert marked(snippet(text, parse("zqneedle"))) == ["zqneedle"]
+    # a stem whose last letter is half of a folding (strass: straß) is still found
+    assert "straße" in marked(snippet(text, parse("straße")))
+    # a match only NFKC can see (full-width letters) is found by normalising the whole text
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in "zqneedle")
+    assert marked(snippet("東京 " * 100_000 + wide, parse("zqneedle"))) == ["zqneedle"]

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
 
+from app.threads.snippets import snippets
+from loomsync.ids import ThreadId
+from loomsync.textsearch.query import parse
 from tests.conftest import TokenFactory
 from tests.threads.test_search import put, search, word
 
@@ -64,3 +69,24 @@ async def test_title_hit_without_message_gets_title_snippet(
     hit = (await search(client, me, f"{w}Parser"))[0]
     assert hit["message_index"] is None
     assert hit["snippet"] == f"Notes on <b>{w}Parser</b>"
+
+
+async def test_snippets_past_their_budget_are_null_and_leave_the_transaction_usable(
+    app: FastAPI, client: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    """A statement past the snippet budget is cancelled (its savepoint rolled back): the hit
+    keeps its message index, its snippet is null (API.md section 6), and the search's
+    transaction still answers."""
+    w = word()
+    tid = await put(
+        client,
+        me,
+        conversation={"messages": [{"role": "user", "content": f"{w} body"}]},
+    )
+    thread = ThreadId.parse(tid).uuid
+    async with app.state.sessionmaker() as locker, app.state.sessionmaker() as session:
+        # the head cannot be read while another transaction holds the table: a sure timeout
+        await locker.execute(text("LOCK TABLE thread_messages IN ACCESS EXCLUSIVE MODE"))
+        found = await snippets(session, parse(w), [(thread, None, 0)], budget_ms=300)
+        assert found == {thread: (0, None)}
+        assert (await session.execute(text("SELECT 1"))).scalar() == 1
