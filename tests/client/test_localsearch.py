@@ -178,3 +178,27 @@ def test_a_hex_word_finds_a_longer_hash_in_text_and_equal_messages_pick_the_firs
     assert [h.thread.title for h in hits] == ["log"]
     assert hits[0].message_index == 1
     assert hits[0].score == round(hits[0].score, 6)
+
+
+def test_the_words_as_written_outrank_the_same_words_scattered() -> None:
+    """The server's phrase bonus and quoted phrases (tests/threads/test_search_rank.py)."""
+    exact = new_thread(
+        0,
+        metadata={"title": "exact"},
+        conversation={
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": "Looking at the logs I saw the connection pool exhausted error "
+                    "right after the deploy, so the workers were starved.",
+                }
+            ]
+        },
+    )
+    scattered = _thread("scattered", "pool? connection? exhausted!")
+    found = search_threads([exact, scattered], "connection pool exhausted")
+    assert [h.thread.title for h in found] == ["exact", "scattered"]
+    quoted = search_threads([exact, scattered], '"connection pool exhausted"')
+    assert [h.thread.title for h in quoted] == ["exact"]
+    assert quoted[0].snippet is not None
+    assert "<b>" in quoted[0].snippet
