@@ -36,6 +36,10 @@ from loomsync.textsearch import frequency, scoring
 from loomsync.textsearch.query import Unit
 
 TTL_SECONDS = 300.0
+#: How long a snapshot *without* statistics is kept: a table not analysed yet (a new server, a
+#: first import) is analysed by autovacuum within about a minute, and five minutes of uniform
+#: IDFs after it made the first searches rank differently from the local search (newcomer).
+UNANALYSED_TTL_SECONDS = 10.0
 SAMPLE_ROWS = 2_000
 #: The planner's ``DEFAULT_TS_MATCH_SEL``: the share assumed for a lexeme without statistics.
 DEFAULT_FREQ = 0.005
@@ -153,12 +157,15 @@ async def read(session: AsyncSession) -> Stats:
 
 
 async def current(session: AsyncSession, ttl: float = TTL_SECONDS) -> Stats:
-    """The cached snapshot of this session's database, read again after ``ttl`` seconds."""
+    """The cached snapshot of this session's database, read again after ``ttl`` seconds
+    (:data:`UNANALYSED_TTL_SECONDS` while it holds no statistics)."""
     key = str(session.get_bind().engine.url)
     now = time.monotonic()
     cached = _cache.get(key)
-    if cached is not None and now - cached[0] < ttl:
-        return cached[1]
+    if cached is not None:
+        kept = ttl if cached[1].freqs else min(ttl, UNANALYSED_TTL_SECONDS)
+        if now - cached[0] < kept:
+            return cached[1]
     stats = await read(session)
     _cache[key] = (now, stats)
     return stats
