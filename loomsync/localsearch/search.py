@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 
+from loomsync.localsearch.hitsnippet import hit_snippet
 from loomsync.localsearch.index import LocalIndex, decompress
 from loomsync.localsearch.ranking import THREAD_SEQ, DocInfo, ThreadScore, score_threads
 from loomsync.localsearch.vectors import Occurrences, match, unpack, weights_of
@@ -213,7 +214,7 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
             SearchHit(
                 thread=ThreadSummary.model_validate_json(summary),
                 score=score.score,
-                snippet=_snippet(index, tid, score.best_seq, query),
+                snippet=hit_snippet(index, tid, score.best_seq, query),
                 message_index=score.best_seq,
             )
         )
