@@ -18,18 +18,9 @@ from rich.text import Text
 
 from loomsync import render, shown
 from loomsync.cli import JsonOption, _store, _warn, app, console, errors
-from loomsync.localsearch.search import commit_prefix
 from loomsync.summary import SearchResults, Syntax
 from loomsync.terminal import printable
-from loomsync.textsearch.query import parse
-
-NOTHING_TO_SEARCH = "nothing to search for: only common words"
-
-
-def searchable(query: str, syntax: Syntax) -> bool:
-    """Whether ``query`` holds a word the index can find (not only stop words or
-    punctuation: :attr:`loomsync.textsearch.query.Query.searchable`), or a commit SHA prefix."""
-    return parse(query, syntax).searchable or commit_prefix(query) is not None
+from loomsync.textsearch.commits import NOTHING_TO_SEARCH, searchable
 
 
 def headline(results: SearchResults, query: str) -> str:

@@ -54,12 +54,10 @@ from loomsync.textsearch.query import Query, parse
 __all__ = [
     "SearchFilters",
     "SearchPage",
-    "commit_prefix",
     "cursor_binding",
     "run",
     "scored_hits",
     "search_slot",
-    "with_hex_prefix",
 ]
 
 #: ``statement_timeout`` of the statements that find and rank hits (the snippets have their own).

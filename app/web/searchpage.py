@@ -26,13 +26,14 @@ from app.threads.documents import summary
 from app.web.pages import notice, render
 from app.web.session import WebSessionDep
 from app.web.views import thread_view
-from loomsync.textsearch.query import parse
+from loomsync.textsearch.commits import NOTHING_TO_SEARCH as NOTHING
+from loomsync.textsearch.commits import searchable
 
 router = ApiRouter(include_in_schema=False)
 PAGE = 20
 SCOPES = ("visible", "mine")
 SYNTAXES = ("plain", "web")
-NOTHING_TO_SEARCH = "Nothing to search for: only common words."
+NOTHING_TO_SEARCH = NOTHING.capitalize() + "."
 HINT = (
     "Type words from a conversation, a file name, an identifier or the start of a commit SHA; "
     'choose "phrases", -not, or for exact phrases and words left out.'
@@ -72,7 +73,7 @@ async def search_page(
         return notice(request, 400, "Query too long", f"A search is at most {limit} characters.")
     if not q.strip():
         return render(request, "search.html", {"form": form, "hits": None, "hint": HINT})
-    if not parse(q, syntax).searchable and search.commit_prefix(q) is None:
+    if not searchable(q, syntax):
         context = {"form": form, "hits": None, "nothing": NOTHING_TO_SEARCH}
         return render(request, "search.html", context)
     codec: CursorCodec = request.app.state.cursors

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
-from loomsync.textsearch.query import Query, Unit
+from loomsync.textsearch.query import Query, Unit, parse
 
+#: What the CLI and the /search page say when :func:`searchable` is False.
+NOTHING_TO_SEARCH = "nothing to search for: only common words"
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 
 
@@ -36,4 +38,11 @@ def with_hex_prefix(query: Query, prefix: str | None) -> Query:
     return Query(((hexed, *query.groups[0]),), query.excluded, query.strict)
 
 
-__all__ = ["commit_prefix", "with_hex_prefix"]
+def searchable(q: str, syntax: str) -> bool:
+    """Whether query text ``q`` holds a word the index can find (not only stop words or
+    punctuation: :attr:`loomsync.textsearch.query.Query.searchable`) or is a commit SHA prefix.
+    The CLI and the /search page say "nothing to search for" otherwise."""
+    return parse(q, syntax).searchable or commit_prefix(q) is not None
+
+
+__all__ = ["NOTHING_TO_SEARCH", "commit_prefix", "searchable", "with_hex_prefix"]
