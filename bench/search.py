@@ -43,6 +43,7 @@ from bench.harness import (
     uvicorn_server,
 )
 from bench.harness import server_dsn as default_server_dsn
+from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
 from loomsync.textsearch.fields import MESSAGE_TAIL_CHARS
 from loomsync.textsearch.query import parse
 
@@ -89,11 +90,11 @@ async def raw_search(conn: asyncpg.Connection, q: str, scope: str, stats: Stats)
     page's best messages' heads (:func:`app.threads.search.with_heads`; the statistics snapshot
     the server caches, read once per run here too), their highlighting, and, as the API does,
     tool text and tails when a head holds no match (app/threads/snippets.py)."""
-    query = search.with_hex_prefix(parse(q), search.commit_prefix(q))
+    query = with_hex_prefix(parse(q), commit_prefix(q))
     filters = search.SearchFilters(scope=scope)
     ranking = plan_ranking(query, stats)
     statement = search.with_heads(
-        scored_hits(SEARCHER, query, ranking, filters, None, 20, search.commit_prefix(q))
+        scored_hits(SEARCHER, query, ranking, filters, None, 20, commit_prefix(q))
     )
     sql = str(
         statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})

@@ -23,11 +23,11 @@ from app.auth import Principal
 from app.config import normalize_database_url
 from app.threads import searchstats
 from app.threads.ranking import SearchFilters, plan_ranking, scored_hits
-from app.threads.search import commit_prefix, with_hex_prefix
 from bench.harness import database_dsn, server_dsn
 from bench.quality_judged import aggregate, load_queries, score
 from bench.quality_systems import DATABASE
 from loomsync.textsearch import scoring
+from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
 from loomsync.textsearch.query import parse
 
 PRINCIPAL = Principal(user_id="quality", org_id="quality", roles=frozenset())

@@ -207,37 +207,6 @@ def show(
         console.print(render.transcript(loaded, full=full))
 
 
-@app.command()
-def search(
-    query: Annotated[str, typer.Argument(help="Words to find.")],
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100)] = 20,
-    local: Annotated[
-        bool, typer.Option("--local", help="Search this machine's files only.")
-    ] = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Search your threads on the server (this machine's files when it cannot be reached)."""
-    with _store() as store:
-        results = (
-            store.local.search(query, limit=limit) if local else store.search(query, limit=limit)
-        )
-        results = shown.results(store.local.redaction, results)  # a server may hold them raw
-    if as_json:
-        render.print_json(console, results.model_dump(mode="json"))
-        return
-    _warn(results.skipped)
-    if results.fallback_reason:
-        reason = printable(results.fallback_reason)
-        errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
-    source = "the server" if results.source == "server" else "this machine"
-    count = len(results.hits)
-    console.print(
-        printable(f"{count} thread{'s' if count != 1 else ''} found on {source} for {query!r}")
-    )
-    if results.hits:
-        console.print(render.search_hits(results.hits))
-
-
 def _edit_command(verb: str, thread_id: str, change: Any) -> None:
     with _store() as store:
         change(store, thread_id)
@@ -419,7 +388,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync import opencli, secretscli  # noqa: E402  (register open, scan, redact, share)
+from loomsync import opencli, searchcli, secretscli  # noqa: E402  (open, search, scan, share…)
 
 
 def main() -> None:
@@ -438,4 +407,4 @@ def main() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "opencli", "secretscli"]
+__all__ = ["app", "main", "opencli", "searchcli", "secretscli"]

@@ -405,12 +405,13 @@ class ThreadSyncClient(ShareLinkCalls):
         scope: Scope = "mine",
         archived: ArchivedFilter = "false",
     ) -> SearchPage:
-        """``GET /api/threads/search``: ranked hits with snippets."""
+        """``GET /api/threads/search``: ranked hits with snippets, ``origin="server"``."""
         params = {"q": query, "limit": limit, "cursor": cursor, "syntax": syntax}
         params.update(workspace=workspace, scope=scope, archived=archived)
         response = self.request("GET", "/api/threads/search", params=params)
         raw = responses.json_object(response, hits=list)
         hits, skipped = responses.hits(raw["hits"])
+        hits = [hit.model_copy(update={"origin": "server"}) for hit in hits]
         return SearchPage(hits, responses.next_cursor(response, raw), skipped)
 
     def health(self) -> bool:

@@ -14,7 +14,14 @@ from loomsync.errors import ThreadNotFoundError
 from loomsync.localsearch import search_threads
 from loomsync.model import Thread
 from loomsync.store import EditingMixin, ThreadRef, read_thread_file
-from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
+from loomsync.summary import (
+    ArchivedFilter,
+    SearchResults,
+    SyncOutcome,
+    Syntax,
+    ThreadSummary,
+    keep,
+)
 
 
 class MemoryThreadStore(EditingMixin):
@@ -71,12 +78,13 @@ class MemoryThreadStore(EditingMixin):
         rows.sort(key=lambda r: r.sort_key, reverse=True)
         return rows if limit is None else rows[:limit]
 
-    def search(self, query: str, *, limit: int = 20) -> SearchResults:
+    def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
         """Search unarchived threads with the server's semantics (:mod:`loomsync.localsearch`,
-        an index built in memory for the call)."""
+        an index built in memory for the call); ``syntax`` ``plain`` or ``web`` (strict)."""
         with self._guard:
             threads = [t for t in self._threads.values() if not edits.archived_at(t)]
-        return SearchResults(hits=search_threads(threads, query, limit=limit))
+        hits = search_threads(threads, query, limit=limit, syntax=syntax)
+        return SearchResults(hits=[h.model_copy(update={"origin": "local"}) for h in hits])
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread. Raises ThreadNotFoundError."""

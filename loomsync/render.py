@@ -99,14 +99,17 @@ def snippet_text(snippet: str) -> Text:
     return text
 
 
-def search_hits(hits: Sequence[SearchHit]) -> Group:
-    """Each hit: id, title, score; then its snippet, indented."""
+def search_hits(hits: Sequence[SearchHit], *, mark_local: bool = False) -> Group:
+    """Each hit: id, title, score (with ``mark_local``, ``only on this machine`` after a hit
+    whose ``origin`` is ``local``); then its snippet, indented."""
     parts: list[RenderableType] = []
     for hit in hits:
         head = Text()
         head.append(hit.thread.id, style="cyan")
         head.append("  " + printable(hit.thread.title or "(untitled)"), style="bold")
         head.append(f"  score {hit.score:.2f}", style="dim")
+        if mark_local and hit.origin == "local":
+            head.append("  only on this machine", style="yellow")
         parts.append(head)
         if hit.snippet:
             where = f"message {hit.message_index}: " if hit.message_index is not None else ""

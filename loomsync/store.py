@@ -20,7 +20,7 @@ import builtins
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -39,12 +39,19 @@ from loomsync.files import (
 from loomsync.ids import ThreadId
 from loomsync.index import Stamp, SummaryIndex, is_thread_file, stamp_of
 from loomsync.legacy import sets_sharing, with_sharing
-from loomsync.localsearch import INDEX_NAME, FolderSource, search_source, search_threads
+from loomsync.localsearch import INDEX_NAME, FolderSource, search_source
 from loomsync.model import Thread, Visibility
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.secrets import Located
 from loomsync.storeapi import EditingMixin, ThreadRef, ThreadStore, read_thread_file
-from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary, keep
+from loomsync.summary import (
+    ArchivedFilter,
+    SearchResults,
+    SyncOutcome,
+    Syntax,
+    ThreadSummary,
+    keep,
+)
 
 log = logging.getLogger(__name__)
 
@@ -281,34 +288,20 @@ class LocalThreadStore(EditingMixin):
         rows.sort(key=lambda s: s.sort_key, reverse=True)
         return rows if limit is None else rows[:limit]
 
-    def search(self, query: str, *, limit: int = 20) -> SearchResults:
+    def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
         """Search every unarchived local thread with the server's semantics (issue 14 item 3,
         :mod:`loomsync.localsearch`): the index ``.search.sqlite3`` in the store folder is
         brought up to date first (only files changed since are read). Threads are indexed
         redacted: a file an older client wrote unredacted is found and quoted in its redacted
-        form.
+        form. ``syntax``: ``plain`` (ranked, nothing required) or ``web`` (strict: quoted
+        phrases, ``-word``, ``or``; API.md section 6). Hits have ``origin="local"``.
 
         Raises:
             ValueError: ``limit`` < 1.
         """
-        return SearchResults(
-            hits=search_source(
-                self.search_source(), query, path=self.root / INDEX_NAME, limit=limit
-            )
-        )
-
-    def search_among(
-        self, query: str, thread_ids: Iterable[str], *, limit: int = 20
-    ) -> SearchResults:
-        """:meth:`search` of only these threads (unarchived ones), through an index in memory:
-        what a server search adds of the threads it lacks, without indexing the whole store.
-        Scores are comparable with each other only (the statistics are these threads')."""
-        threads = []
-        for thread_id in dict.fromkeys(thread_ids):
-            thread = self._read_for_index(self.path(thread_id))
-            if thread is not None:
-                threads.append(self.redaction.thread(thread))
-        return SearchResults(hits=search_threads(threads, query, limit=limit))
+        path = self.root / INDEX_NAME
+        hits = search_source(self.search_source(), query, path=path, limit=limit, syntax=syntax)
+        return SearchResults(hits=[h.model_copy(update={"origin": "local"}) for h in hits])
 
     def search_source(self) -> FolderSource:
         """This folder as the local index's source of threads (read and redacted)."""

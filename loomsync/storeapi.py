@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from loomsync import codec, edits
 from loomsync.errors import InvalidThreadFileError, ThreadNotFoundError
 from loomsync.model import Thread, Visibility
-from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary
+from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
 
 ThreadRef = str | os.PathLike[str]
 
@@ -62,8 +62,9 @@ class ThreadStore(Protocol):
         """Summaries, newest ``last_activity_at`` first; archived hidden unless asked for."""
         ...
 
-    def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Threads matching ``query``, best first (``SearchResults.source`` says who answered)."""
+    def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
+        """Threads matching ``query``, best first (``SearchResults.source`` says who answered);
+        ``syntax``: ``plain`` (ranked) or ``web`` (strict: phrases, ``-word``, ``or``)."""
         ...
 
     def delete(self, thread_id: str) -> None:

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from loomsync.model import Thread, UtcDatetime
 
 ArchivedFilter = Literal["false", "true", "any"]
+Syntax = Literal["plain", "web"]
+"""Query syntax (API.md section 6): ``plain`` ranks, requiring nothing; ``web`` is strict."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -92,6 +94,9 @@ class SearchHit(BaseModel):
 
     ``snippet`` wraps matched words in ``<b>…</b>`` with the rest HTML-escaped;
     ``message_index`` names the message it came from (None: the match was in metadata).
+    ``origin`` says where the thread was found: ``"server"``, or ``"local"`` (this machine's
+    files: a local search, or in an online search a thread only this machine holds, pending
+    or private; issue 14 review). None from a server that does not say.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -100,6 +105,7 @@ class SearchHit(BaseModel):
     score: float
     snippet: str | None = None
     message_index: int | None = None
+    origin: Literal["server", "local"] | None = None
 
 
 class SearchResults(BaseModel):

@@ -27,15 +27,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from loomsync import edits, legacy, saving
+from loomsync import edits, legacy, onlinesearch, saving
 from loomsync.client import ThreadSyncClient
 from loomsync.config import default_paths
 from loomsync.engine import SyncEngine
 from loomsync.errors import (
-    AuthError,
     CorruptThreadError,
-    NetworkError,
-    ServerError,
     ThreadNotFoundError,
 )
 from loomsync.index import stamp_of
@@ -43,7 +40,7 @@ from loomsync.merge import plan_push, snapshot
 from loomsync.model import Thread, Visibility
 from loomsync.secrets import Located
 from loomsync.store import LocalThreadStore, ThreadRef
-from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary
+from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
 from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
 from loomsync.worker import BackgroundSync
 
@@ -151,31 +148,18 @@ class SyncingThreadStore:
         """Local summaries (this machine's copies, synced or not), newest first."""
         return self.local.list(limit=limit, workspace=workspace, archived=archived)
 
-    def search(self, query: str, *, limit: int = 20) -> SearchResults:
-        """Server search, plus local threads the server does not have yet (pending, private),
-        searched on their own (:meth:`LocalThreadStore.search_among`: the whole store is not
-        indexed for them).
+    def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
+        """Server search (``syntax`` plain or web) merged by score with the threads only this
+        machine holds, pending or private (:mod:`loomsync.onlinesearch`); the local search
+        when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``."""
 
-        When the server cannot be reached (or refuses the token) the local search answers,
-        with ``source="local"`` and ``fallback_reason`` saying why.
-        """
-        if self.client is None:
-            local = self.local.search(query, limit=limit)
-            return local.model_copy(update={"fallback_reason": "not logged in to a server"})
-        try:
-            page = self.client.search(query, limit=limit)
-        except (NetworkError, ServerError, AuthError) as exc:
-            local = self.local.search(query, limit=limit)
-            reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
-            return local.model_copy(update={"fallback_reason": reason})
-        hits = builtins.list(page.hits)
-        seen = {hit.thread.id for hit in hits}
-        queued = {e.thread_id for e in self.queue.entries()}
-        private = {s.id for s in self.local.list() if s.is_private}
-        for hit in self.local.search_among(query, sorted(private | queued), limit=limit).hits:
-            if hit.thread.id not in seen:
-                hits.append(hit)
-        return page.results(hits[:limit])
+        def local_only() -> set[str]:
+            queued = {e.thread_id for e in self.queue.entries()}
+            return queued | {s.id for s in self.local.list() if s.is_private}
+
+        return onlinesearch.search(
+            self.client, self.local, local_only, query, limit=limit, syntax=syntax
+        )
 
     # -- writing -----------------------------------------------------------------------------
 

@@ -2,8 +2,10 @@
 
 A cursor is ``base64url(tag || payload)`` without padding, where ``payload`` is the JSON list of
 the last row's sort key (finite floats, RFC 3339 UTC timestamps, canonical UUIDs) and ``tag`` the
-first 16 bytes of HMAC-SHA256(key, purpose NUL payload). ``purpose`` names the listing
-(``threads``, ``search``, ``audit``), so a cursor of one listing is refused by another.
+first 16 bytes of HMAC-SHA256(key, purpose NUL [SHA-256(bound) NUL] payload). ``purpose`` names the
+listing (``threads``, ``search``, ``audit``), so a cursor of one listing is refused by another;
+``bound`` is the request parameters a cursor is valid for (a search's query and filters; empty
+for the other listings), so a search cursor is refused for another query (issue 14 review).
 
 Cursors are client input (issue 11, item 1): :meth:`CursorCodec.decode` checks the tag before
 it parses anything, then validates every slot anyway; every failure, whatever the bytes, is
@@ -139,12 +141,17 @@ class CursorCodec:
             self._key = cursor_key(self._settings)
         return self._key
 
-    def _tag(self, purpose: Purpose, payload: bytes) -> bytes:
-        message = purpose.encode() + b"\x00" + payload
+    def _tag(self, purpose: Purpose, payload: bytes, bound: bytes) -> bytes:
+        # An issued payload starts with "[", so an unbound message never equals a bound one.
+        binding = hashlib.sha256(bound).digest() + b"\x00" if bound else b""
+        message = purpose.encode() + b"\x00" + binding + payload
         return hmac.new(self.key, message, hashlib.sha256).digest()[:TAG_BYTES]
 
-    def encode(self, purpose: Purpose, *key: Slot) -> str:
-        """The cursor for a sort key (floats, aware timestamps, UUIDs) of listing ``purpose``.
+    def encode(self, purpose: Purpose, *key: Slot, bound: bytes = b"") -> str:
+        """The cursor for a sort key (floats, aware timestamps, UUIDs) of listing ``purpose``,
+        valid only for the request parameters ``bound`` (their canonical bytes, e.g. a search's
+        query and filters): they are signed, not carried, so :meth:`decode` refuses the cursor
+        for any other parameters without the cursor saying what they were.
 
         Timestamps are written as RFC 3339 UTC (:func:`app.times.rfc3339`), so every value the
         database holds, ``0001-01-01T00:00:00Z`` and ``9999-12-31T23:59:59.999999Z`` included,
@@ -155,7 +162,7 @@ class CursorCodec:
             for v in key
         ]
         payload = json.dumps(values, separators=(",", ":"), allow_nan=False).encode()
-        token = base64.urlsafe_b64encode(self._tag(purpose, payload) + payload)
+        token = base64.urlsafe_b64encode(self._tag(purpose, payload, bound) + payload)
         return token.decode().rstrip("=")
 
     def page(
@@ -168,14 +175,17 @@ class CursorCodec:
         more = len(rows) > limit and bool(page)
         return page, self.encode(purpose, *key(page[-1])) if more else None
 
-    def decode(self, purpose: Purpose, cursor: str, *types: type) -> tuple[Any, ...]:
-        """Read a cursor made by :meth:`encode` for ``purpose``, into values of ``types``
-        (``float``, ``datetime``, ``uuid.UUID``): finite floats, aware UTC datetimes, UUIDs.
+    def decode(
+        self, purpose: Purpose, cursor: str, *types: type, bound: bytes = b""
+    ) -> tuple[Any, ...]:
+        """Read a cursor made by :meth:`encode` for ``purpose`` and the same ``bound``, into
+        values of ``types`` (``float``, ``datetime``, ``uuid.UUID``): finite floats, aware UTC
+        datetimes, UUIDs.
 
         Raises:
             BadRequest: 400 ``invalid_request`` for anything else: too long, not base64url, a
-                tag that does not match (tampered, another listing's, another key's), or a
-                payload of the wrong shape or types.
+                tag that does not match (tampered, another listing's, another key's, issued for
+                other ``bound`` parameters), or a payload of the wrong shape or types.
         """
         if len(cursor) > MAX_CURSOR_CHARS or not _BASE64URL.fullmatch(cursor):
             raise BadRequest(NOT_ISSUED)
@@ -184,7 +194,7 @@ class CursorCodec:
         except (binascii.Error, ValueError):
             raise BadRequest(NOT_ISSUED) from None
         tag, payload = raw[:TAG_BYTES], raw[TAG_BYTES:]
-        if not hmac.compare_digest(tag, self._tag(purpose, payload)):
+        if not hmac.compare_digest(tag, self._tag(purpose, payload, bound)):
             raise BadRequest(NOT_ISSUED)
         try:
             return _parse(payload, types)

@@ -21,7 +21,7 @@ How a query runs:
 
 from __future__ import annotations
 
-import re
+import json
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -47,31 +47,23 @@ from app.threads.ranking import (
     scored_hits,
 )
 from app.threads.tables import thread_messages
-from loomsync.textsearch.query import Query, Unit, parse
+from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
+from loomsync.textsearch.normalize import normalize
+from loomsync.textsearch.query import Query, parse
 
-__all__ = ["SearchFilters", "SearchPage", "commit_prefix", "run", "scored_hits", "search_slot"]
+__all__ = [
+    "SearchFilters",
+    "SearchPage",
+    "cursor_binding",
+    "run",
+    "scored_hits",
+    "search_slot",
+]
 
-_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 #: ``statement_timeout`` of the statements that find and rank hits (the snippets have their own).
 RANKING_BUDGET_MS = 5_000
 #: Cursor slots before the ranking's: score, last activity, thread id.
 _KEY_TYPES: tuple[type, ...] = (float, datetime, uuid.UUID)
-
-
-def commit_prefix(q: str) -> str | None:
-    """The lowercase SHA prefix when ``q`` is one hex word of 7 to 40 characters, else None."""
-    word = q.strip()
-    return word.lower() if _HEX.match(word) else None
-
-
-def with_hex_prefix(query: Query, prefix: str | None) -> Query:
-    """``query`` for a SHA prefix ``prefix`` (:func:`commit_prefix`): its one word as a prefix
-    unit (``'26a7a89b':*``), so that a commit hash that a tool printed or the assistant quoted
-    in full is found by its first characters, as ``thread_commits`` rows are."""
-    if prefix is None or len(query.groups) != 1 or len(query.groups[0]) != 1:
-        return query
-    unit = Unit(slots=(((prefix + "*",),),))
-    return Query(((unit,),), query.excluded, query.strict)
 
 
 def with_heads(statement: Select[Any]) -> Select[Any]:
@@ -113,32 +105,34 @@ class SearchPage:
     next_cursor: str | None
 
 
+def cursor_binding(q: str, syntax: str, filters: SearchFilters) -> bytes:
+    """The canonical bytes a search cursor is bound to (:meth:`CursorCodec.encode`'s
+    ``bound``): the query text normalised as the analyzer reads it (NFKC, invisible characters
+    dropped, white space collapsed), the syntax, scope, archive filter and workspace. A cursor
+    carries the first page's IDFs and candidates, so it is only valid for the very query and
+    filters it was issued for (issue 14 review)."""
+    words = " ".join(normalize(q).split())
+    fields = [words, syntax, filters.scope, filters.archived, filters.workspace]
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def decode_cursor(
-    codec: CursorCodec, cursor: str, query: Query
+    codec: CursorCodec, cursor: str, query: Query, bound: bytes
 ) -> tuple[tuple[float, datetime, uuid.UUID], Ranking]:
     """The keyset and the :class:`Ranking` a search cursor carries (one IDF per unit of
     ``query``). Raises :class:`app.errors.BadRequest` (400) for a cursor this server did not
-    issue, or issued for a query of another number of units."""
+    issue, or issued for other parameters than ``bound`` (:func:`cursor_binding`)."""
     ranking_types = (float,) * (4 + len(query.units))
-    values = codec.decode("search", cursor, *_KEY_TYPES, *ranking_types)
+    values = codec.decode("search", cursor, *_KEY_TYPES, *ranking_types, bound=bound)
     return (values[0], values[1], values[2]), Ranking.from_slots(values[3:])
 
 
-def encode_cursor(codec: CursorCodec, row: Any, ranking: Ranking) -> str:
-    """The cursor after ``row`` (its score, last activity and id) with the page's ranking."""
-    return codec.encode("search", row.score, row.last_activity_at, row.id, *ranking.slots())
-
-
-async def snippets(
-    session: AsyncSession,
-    query: Query,
-    page: list[tuple[uuid.UUID, str | None, int | None]],
-    heads: dict[uuid.UUID, str] | None = None,
-) -> dict[uuid.UUID, tuple[int | None, str | None]]:
-    """For each (thread id, title, best seq) of a page: (message index, snippet), from
-    :func:`app.threads.snippets.snippets` (its own time budget; None past it), given the best
-    messages' ``heads`` when the ranking statement read them (:func:`with_heads`)."""
-    return await snippet_windows.snippets(session, query, page, heads=heads)
+def encode_cursor(codec: CursorCodec, row: Any, ranking: Ranking, bound: bytes) -> str:
+    """The cursor after ``row`` (its score, last activity and id) with the page's ranking,
+    valid for the parameters ``bound`` only (:func:`cursor_binding`)."""
+    return codec.encode(
+        "search", row.score, row.last_activity_at, row.id, *ranking.slots(), bound=bound
+    )
 
 
 #: Searches one user may have running at once in one server process (measured with 32 hostile
@@ -185,16 +179,17 @@ async def run(
     units bring in (:mod:`app.threads.ranking`).
 
     Raises :class:`app.errors.BadRequest` (400) for a cursor this server did not issue for
-    this query, :class:`app.errors.RateLimited` (429, ``Retry-After: 1``) when the caller
+    this query, syntax and filters (:func:`cursor_binding`), :class:`app.errors.RateLimited` (429, ``Retry-After: 1``) when the caller
     already has ``MAX_SEARCHES_PER_USER`` searches running in this process, and
     :class:`app.errors.Unavailable` (503) when finding and ranking the hits take longer than
     ``RANKING_BUDGET_MS``; snippets past their own budget are None instead.
     """
     prefix = commit_prefix(q)
     query = with_hex_prefix(parse(q, "web" if syntax == "web" else "plain"), prefix)
+    bound = cursor_binding(q, syntax, filters)
     after = ranking = None
     if cursor:
-        after, ranking = decode_cursor(codec, cursor, query)
+        after, ranking = decode_cursor(codec, cursor, query, bound)
     with search_slot(principal.user_id or ""):
         if not query.searchable and prefix is None:
             return SearchPage([], {}, None)
@@ -221,7 +216,9 @@ async def run(
             ) from exc
         page = rows[:limit]
         heads = {r.id: r.head for r in page if r.head is not None}
-        found = await snippets(session, query, [(r.id, r.title, r.best_seq) for r in page], heads)
+        found = await snippet_windows.snippets(
+            session, query, [(r.id, r.title, r.best_seq) for r in page], heads=heads
+        )
         more = len(rows) > limit and bool(page)
-        next_cursor = encode_cursor(codec, page[-1], ranking) if more else None
+        next_cursor = encode_cursor(codec, page[-1], ranking, bound) if more else None
         return SearchPage(page, found, next_cursor)

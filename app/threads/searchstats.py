@@ -13,6 +13,11 @@ planner itself estimates ``@@`` by (PostgreSQL documentation, "pg_stats"; ``ts_s
 - ``pg_class.reltuples`` for the number of messages ``N``, and the average vector length
   (distinct lexemes) of messages and of threads from a bounded sample (:data:`SAMPLE_ROWS`).
 
+Every share is quantized before use (:mod:`loomsync.textsearch.frequency`: under 0.1% of all
+messages "rare", coarse buckets above), because these statistics are every organisation's and a
+score or a cursor shows them: a word only one small tenant uses privately gets the IDF of any
+unknown word (docs/search.md, "What the statistics reveal").
+
 With no statistics at all (a table never analysed, e.g. right after a load) every lexeme gets
 :data:`DEFAULT_FREQ`, so IDFs are uniform and ranking falls back to term frequency and length.
 A snapshot is cached per process and database for :data:`TTL_SECONDS`; a search page passes the
@@ -27,11 +32,14 @@ from dataclasses import dataclass, field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loomsync.textsearch import scoring
+from loomsync.textsearch import frequency, scoring
 from loomsync.textsearch.query import Unit
-from loomsync.textsearch.scoring import idf
 
 TTL_SECONDS = 300.0
+#: How long a snapshot *without* statistics is kept: a table not analysed yet (a new server, a
+#: first import) is analysed by autovacuum within about a minute, and five minutes of uniform
+#: IDFs after it made the first searches rank differently from the local search (newcomer).
+UNANALYSED_TTL_SECONDS = 10.0
 SAMPLE_ROWS = 2_000
 #: The planner's ``DEFAULT_TS_MATCH_SEL``: the share assumed for a lexeme without statistics.
 DEFAULT_FREQ = 0.005
@@ -71,12 +79,14 @@ class Stats:
     thread_length: float = 1.0
 
     def freq(self, lexeme: str) -> float:
-        """Share of messages holding ``lexeme`` (a trailing ``*``: any lexeme it prefixes)."""
+        """Share of messages holding ``lexeme`` (a trailing ``*``: any lexeme it prefixes),
+        quantized (:func:`loomsync.textsearch.frequency.quantize`): the statistics are every
+        organisation's, so only coarse shares reach a score, a cursor or the candidates."""
         if lexeme.endswith("*"):
             stem = lexeme[:-1]
             listed = sum(f for lex, f in self.freqs.items() if lex.startswith(stem))
-            return min(1.0, max(listed, self.floor))
-        return self.freqs.get(lexeme, self.floor)
+            return frequency.quantize(min(1.0, max(listed, self.floor)))
+        return frequency.quantize(self.freqs.get(lexeme, self.floor))
 
     def unit_freq(self, unit: Unit) -> float:
         """Estimated share of messages holding ``unit``: a slot is as frequent as its most
@@ -92,10 +102,9 @@ class Stats:
         return self.unit_freq(unit) * max(self.messages, 1.0)
 
     def unit_idf(self, unit: Unit) -> float:
-        """The unit's IDF (:func:`loomsync.textsearch.scoring.idf`), rounded to
-        :data:`IDF_DIGITS`; uniform when there are no statistics."""
-        total = max(self.messages, 1.0)
-        return round(idf(self.unit_freq(unit) * total, total), IDF_DIGITS)
+        """The unit's IDF (:func:`loomsync.textsearch.frequency.idf` of :meth:`unit_freq`),
+        rounded to :data:`IDF_DIGITS`; uniform when there are no statistics."""
+        return frequency.idf(self.unit_freq(unit))
 
 
 _cache: dict[str, tuple[float, Stats]] = {}
@@ -148,12 +157,15 @@ async def read(session: AsyncSession) -> Stats:
 
 
 async def current(session: AsyncSession, ttl: float = TTL_SECONDS) -> Stats:
-    """The cached snapshot of this session's database, read again after ``ttl`` seconds."""
+    """The cached snapshot of this session's database, read again after ``ttl`` seconds
+    (:data:`UNANALYSED_TTL_SECONDS` while it holds no statistics)."""
     key = str(session.get_bind().engine.url)
     now = time.monotonic()
     cached = _cache.get(key)
-    if cached is not None and now - cached[0] < ttl:
-        return cached[1]
+    if cached is not None:
+        kept = ttl if cached[1].freqs else min(ttl, UNANALYSED_TTL_SECONDS)
+        if now - cached[0] < kept:
+            return cached[1]
     stats = await read(session)
     _cache[key] = (now, stats)
     return stats

@@ -17,8 +17,11 @@ and never misses a match because of its Unicode spelling (issue 14, "Snippets mi
    calls and the last :data:`MESSAGE_TAIL_CHARS` characters of its content (the indexed tail),
    each parsed by PostgreSQL (about 100 ms for 14 MB).
 3. Content and tool text are both highlighted; the one with more marks wins (content on a
-   tie). A hit with no matching message text gets a snippet of its title when the title
-   matches, else None. Highlighting runs in a worker thread, off the event loop, when the
+   tie: :func:`loomsync.textsearch.highlight.message_snippet`, the local search's rule too).
+   A hit with no matching message text gets a snippet of its title when the title matches.
+4. A hit still without one (git metadata or a commit matched) reads its git fields and commit
+   SHAs (:data:`METADATA`) for :func:`loomsync.textsearch.highlight.metadata_snippet`: the
+   matching branch / remote / workspace text highlighted, else ``commit <b>0294234</b>…``. Highlighting runs in a worker thread, off the event loop, when the
    page's texts are long (:data:`INLINE_CHARS`).
 
 Everything else runs under :data:`SNIPPET_BUDGET_MS`: each statement under its own
@@ -48,9 +51,10 @@ from loomsync.textsearch.fields import (
     THREAD_TEXT_CHARS,
     cap,
     message_fields,
+    thread_fields,
     tool_text,
 )
-from loomsync.textsearch.highlight import snippet
+from loomsync.textsearch.highlight import message_snippet, metadata_snippet, snippet
 from loomsync.textsearch.query import Query
 
 SNIPPET_BUDGET_MS = 500
@@ -78,6 +82,13 @@ SELECT m.thread_id, m.seq, m.body->>'tool_name' AS tool_name,
        right(m.body->>'content', $3) AS tail
 FROM unnest(CAST($1 AS uuid[]), CAST($2 AS int[])) AS p(thread_id, seq)
 JOIN thread_messages m ON m.thread_id = p.thread_id AND m.seq = p.seq
+"""
+#: Git metadata and commit SHAs of hits; parameters: thread ids (asyncpg's ``$n``).
+METADATA = """
+SELECT t.id, t.git_branch, t.document->>'git_initial_branch' AS git_initial_branch,
+       t.git_remote_url, t.workspace_root, t.provider, t.model,
+       ARRAY(SELECT c.sha FROM thread_commits c WHERE c.thread_id = t.id ORDER BY c.sha) AS shas
+FROM threads t WHERE t.id = ANY(CAST($1 AS uuid[]))
 """
 #: Texts of a page up to this many characters in all are highlighted on the event loop (well
 #: under a millisecond); longer ones in a worker thread (a 10 MB text costs a few ms).
@@ -122,16 +133,6 @@ def content_head(body_prefix: str) -> str:
     except ValueError:
         return ""
     return decoded[:MESSAGE_HEAD_CHARS]
-
-
-def best_of(texts: Sequence[str], query: Query) -> str | None:
-    """The snippet of the text (in order of preference) whose snippet marks most matches."""
-    best: str | None = None
-    for candidate in texts:
-        found = snippet(candidate, query) if candidate else None
-        if found is not None and (best is None or found.count("<b>") > best.count("<b>")):
-            best = found
-    return best
 
 
 class _Sources:
@@ -180,7 +181,8 @@ def _highlight(
             continue
         if time.monotonic() > deadline:
             break
-        found = best_of(sources.texts.get(thread_id, []), query) if seq is not None else None
+        texts = sources.texts.get(thread_id, [])
+        found = message_snippet(texts, query) if seq is not None else None
         if found is None and not (
             seq is not None and thread_id in sources.partial and only is None
         ):
@@ -269,4 +271,9 @@ async def snippets(
         for thread_id, title, _ in page:
             if thread_id in sources.partial and found.get(thread_id) is None and title:
                 found[thread_id] = snippet(cap(title, THREAD_TEXT_CHARS), query)
+    bare = [t for t, _, _ in page if found.get(t) is None]
+    if bare:
+        for row in await _statement(session, METADATA, [bare], deadline) or []:
+            git = thread_fields(dict(row))[1][0]
+            found[row["id"]] = metadata_snippet(query, None, git, list(row["shas"]))
     return {thread_id: (seq, found.get(thread_id)) for thread_id, _, seq in page}

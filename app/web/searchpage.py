@@ -3,7 +3,9 @@ as ``GET /api/threads/search``) as a page; each hit links to the matching messag
 viewer, ``/t/{id}#m-{message_index}`` (issue 13, item 3).
 
 ``scope`` is ``visible`` by default (your threads and those shared with you), or ``mine``;
-``syntax=web`` takes quoted phrases, ``-word`` and ``or``. A blank ``q`` shows the form only.
+``syntax=web`` takes quoted phrases, ``-word`` and ``or``. A blank ``q`` shows the form and a
+hint of what to type; a query of only common words or punctuation (``the and of``) says there is
+nothing to search for instead of a silent "no thread matches" (issue 14 review).
 """
 
 from __future__ import annotations
@@ -24,11 +26,18 @@ from app.threads.documents import summary
 from app.web.pages import notice, render
 from app.web.session import WebSessionDep
 from app.web.views import thread_view
+from loomsync.textsearch.commits import NOTHING_TO_SEARCH as NOTHING
+from loomsync.textsearch.commits import searchable
 
 router = ApiRouter(include_in_schema=False)
 PAGE = 20
 SCOPES = ("visible", "mine")
 SYNTAXES = ("plain", "web")
+NOTHING_TO_SEARCH = NOTHING.capitalize() + "."
+HINT = (
+    "Type words from a conversation, a file name, an identifier or the start of a commit SHA; "
+    'choose "phrases", -not, or for exact phrases and words left out.'
+)
 
 
 def snippet_markup(snippet: str | None) -> Markup | None:
@@ -63,7 +72,10 @@ async def search_page(
     if len(q) > limit:
         return notice(request, 400, "Query too long", f"A search is at most {limit} characters.")
     if not q.strip():
-        return render(request, "search.html", {"form": form, "hits": None, "next": None})
+        return render(request, "search.html", {"form": form, "hits": None, "hint": HINT})
+    if not searchable(q, syntax):
+        context = {"form": form, "hits": None, "nothing": NOTHING_TO_SEARCH}
+        return render(request, "search.html", context)
     codec: CursorCodec = request.app.state.cursors
     try:
         found = await search.run(

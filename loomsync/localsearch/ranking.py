@@ -6,9 +6,10 @@ message length)``; a message scores ``Σ_u c(u, m)``; a thread scores its best m
 ``SPREAD * (Σ_u max_m c(u, m) - best)`` for units its other messages add, plus
 ``THREAD_BOOST * Σ_u bm25(idf_u, tf(u, thread vector), thread length, average thread
 length)``, plus ``COMMIT_SCORE`` when a commit SHA starts with the query. ``idf_u`` is
-:func:`~loomsync.textsearch.scoring.idf` of the number of messages the unit matches, counted
-exactly (the server estimates it from ``pg_stats``). The phrase bonus of a plain query is one
-more ``u`` of these sums, its IDF :func:`~loomsync.textsearch.scoring.phrase_idf` of the units'.
+:func:`~loomsync.textsearch.frequency.idf` of the share of messages the unit matches, counted
+exactly (the server estimates it from ``pg_stats``) and quantized alike. The phrase bonus of a
+plain query is one more ``u`` of these sums, its IDF
+:func:`~loomsync.textsearch.scoring.phrase_idf` of the units'.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from loomsync.textsearch import scoring
+from loomsync.textsearch import frequency, scoring
 
 THREAD_SEQ = -1
 """The ``seq`` of a thread's own vector (title, tags, git metadata) among its documents."""
@@ -43,9 +44,11 @@ class ThreadScore:
 
 
 def unit_idf(matches: Mapping[int, float], docs: Mapping[int, DocInfo], messages: int) -> float:
-    """The IDF of a unit from the messages it matches (``matches``: doc → tf)."""
+    """The IDF of a unit from the messages it matches (``matches``: doc → tf) of ``messages``:
+    the exact share through the server's quantization (:func:`loomsync.textsearch.frequency.
+    idf`), so that local and server rank alike."""
     holding = sum(1 for doc in matches if docs[doc].seq != THREAD_SEQ)
-    return round(scoring.idf(holding, max(messages, 1)), scoring.IDF_DIGITS)
+    return frequency.idf(holding / max(messages, 1))
 
 
 def score_threads(

@@ -17,35 +17,19 @@ starts with it, as the server does.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from loomsync.localsearch.hitsnippet import hit_snippet
 from loomsync.localsearch.index import LocalIndex, decompress
 from loomsync.localsearch.ranking import THREAD_SEQ, DocInfo, ThreadScore, score_threads
 from loomsync.localsearch.vectors import Occurrences, match, unpack, weights_of
 from loomsync.summary import SearchHit, ThreadSummary
+from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
 from loomsync.textsearch.highlight import snippet
 from loomsync.textsearch.query import PLAIN, Query, Unit, parse
 from loomsync.textsearch.scoring import MESSAGE_WEIGHTS, THREAD_WEIGHTS, rank_order, unit_tf
 
-_HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _CHUNK = 500
-
-
-def commit_prefix(q: str) -> str | None:
-    """The lowercase SHA prefix when ``q`` is one hex word of 7 to 40 characters, else None
-    (the server's rule, ``app.threads.search.commit_prefix``)."""
-    word = q.strip()
-    return word.lower() if _HEX.fullmatch(word) else None
-
-
-def with_hex_prefix(query: Query, prefix: str | None) -> Query:
-    """``query`` for a SHA prefix (:func:`commit_prefix`): its one word as a prefix unit
-    (``'26a7a89b':*``), so that a hash a tool printed in full is found by its first characters
-    (the server's rule, ``app.threads.search.with_hex_prefix``)."""
-    if prefix is None or len(query.groups) != 1 or len(query.groups[0]) != 1:
-        return query
-    return Query(((Unit(slots=(((prefix + "*",),),)),),), query.excluded, query.strict)
 
 
 def _chunks(values: Sequence[int]) -> Iterable[Sequence[int]]:
@@ -195,9 +179,10 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
     docs = {doc for matches in (*found, *excluded_found) for doc in matches}
     info = _doc_info(index, docs)
     phrase = query.phrase
+    scored, scored_found = [*units], [*found]
     if phrase is not None:  # scores only: matched on the documents the units found
-        units.append(phrase)
-        found.append(
+        scored.append(phrase)
+        scored_found.append(
             {
                 doc: occurrences
                 for doc in postings.candidates(phrase) & docs
@@ -211,7 +196,7 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
             )
             for doc in matches
         }
-        for unit, matches in zip(units, found, strict=True)
+        for unit, matches in zip(scored, scored_found, strict=True)
     ]
     phrase_tf = units_tf.pop() if phrase is not None else None
     commits: set[int] = set()
@@ -244,7 +229,7 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
             SearchHit(
                 thread=ThreadSummary.model_validate_json(summary),
                 score=score.score,
-                snippet=_snippet(index, tid, score.best_seq, query),
+                snippet=hit_snippet(index, tid, score.best_seq, query),
                 message_index=score.best_seq,
             )
         )

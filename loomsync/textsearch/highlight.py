@@ -372,3 +372,39 @@ def snippet(text: str, query: Query, window: int = WINDOW_CHARS) -> str | None:
     for _, _, body in chosen[1:]:
         out = out.removesuffix(" …") + " … " + body.removeprefix("… ")
     return out
+
+
+def message_snippet(texts: Sequence[str], query: Query) -> str | None:
+    """A message's snippet from its indexed texts in order of preference (content, then its
+    tool-call text, then any more: a content tail): the one whose snippet marks most matches,
+    the earlier on a tie; None when none matches. The one rule of the server
+    (app/threads/snippets.py) and the local search (issue 14 review: they chose differently)."""
+    best: str | None = None
+    for text in texts:
+        found = snippet(text, query) if text else None
+        if found is not None and (best is None or found.count("<b>") > best.count("<b>")):
+            best = found
+    return best
+
+
+_SHA_PREFIX = re.compile(r"[0-9a-f]{7,40}")
+
+
+def metadata_snippet(
+    query: Query, title: str | None, metadata: str, shas: Sequence[str] = ()
+) -> str | None:
+    """The snippet of a hit no message of which matched (issue 14 review): of its ``title``
+    (title and tags) when it matches, else of its git ``metadata`` text (branches, remote,
+    workspace, provider, model: :func:`loomsync.textsearch.fields.thread_fields`' second
+    field), else ``commit <b>0294234</b>…`` for the first of ``shas`` (lowercase hex) that one
+    of the query's hex lexemes (7 to 40 characters, a prefix unit's too) starts; else None."""
+    for text in (title, metadata):
+        found = snippet(text, query) if text else None
+        if found is not None:
+            return found
+    prefixes = [p for p in (x.removesuffix("*") for x in query.lexemes) if _SHA_PREFIX.fullmatch(p)]
+    for sha in shas:
+        for prefix in prefixes:
+            if sha.startswith(prefix):
+                return f"commit <b>{prefix}</b>" + ("…" if len(sha) > len(prefix) else "")
+    return None

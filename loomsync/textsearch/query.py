@@ -130,11 +130,12 @@ class Query:
     def phrase(self) -> Unit | None:
         """For a ``plain`` query of two units or more: its units in order as one phrase, which
         only scores (module docstring; :data:`loomsync.textsearch.scoring.PHRASE_WEIGHT`);
-        None otherwise (``web`` queries, one unit)."""
-        units = self.units
-        if self.strict or len(units) < 2:
+        None otherwise: ``web`` queries, one unit, or a group of alternative units (a hex
+        word's prefix or the word, :func:`loomsync.textsearch.commits.with_hex_prefix`), which
+        are not words written one after the other."""
+        if self.strict or len(self.groups) < 2 or any(len(group) != 1 for group in self.groups):
             return None
-        return Unit(tuple(slot for unit in units for slot in unit.slots))
+        return Unit(tuple(slot for (unit,) in self.groups for slot in unit.slots))
 
 
 def unit_of(found: Iterable[Segment]) -> Unit | None:

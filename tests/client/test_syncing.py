@@ -21,7 +21,6 @@ from loomsync import (
     ThreadNotFoundError,
     ThreadSyncClient,
 )
-from loomsync.localsearch import INDEX_NAME
 from tests.client.conftest import (
     BODY_LIMIT,
     Devices,
@@ -293,8 +292,12 @@ def test_server_search_includes_threads_not_uploaded_yet(devices: Devices) -> No
         str(waiting.id),
         str(private.id),
     }
-    # only the threads the server lacks were searched here: the store was not indexed whole
-    assert not (device.local.root / INDEX_NAME).exists()
+    # the threads the server lacks are found by the whole store's search (comparable scores)
+    assert {h.thread.id: h.origin for h in results.hits} == {
+        uploaded.thread_id: "server",
+        str(waiting.id): "local",
+        str(private.id): "local",
+    }
 
 
 def test_a_writer_keeps_changes_another_process_made_meanwhile(devices: Devices) -> None:

@@ -17,7 +17,7 @@ from app.auth import Principal
 from app.database import migrate_async
 from app.threads import searchstats
 from app.threads.ranking import SearchFilters, plan_ranking, scored_hits
-from app.threads.search import commit_prefix
+from loomsync.textsearch.commits import commit_prefix
 from loomsync.textsearch.query import parse
 from tests.database import create_database, drop_database
 
