@@ -13,17 +13,21 @@ tags or git metadata match (the thread GIN index) and commit SHA prefixes are al
 
 **Scores**, per unit ``u`` and candidate message ``m``: when ``vec_m @@ u`` (else no
 contribution), ``tf = ts_rank(MESSAGE_WEIGHTS, vec_m, u's distinct lexemes or-ed)``
-(:func:`rank_tsquery`; :func:`loomsync.textsearch.scoring.unit_tf`), contribution ``bm25(idf_u, tf, length(vec_m),
-average message length)``; a message's score is the sum over units; a thread's score is its best
+(:meth:`Unit.rank_tsquery`; :func:`loomsync.textsearch.scoring.unit_tf`), contribution
+``bm25(idf_u, tf, length(vec_m), average message length)``; a message's score is the sum over units; a thread's score is its best
 message's + ``SPREAD`` x (the sum over units of the unit's best contribution in the thread -
 best message's score) + ``THREAD_BOOST`` x the same BM25 over the thread vector
 (``THREAD_WEIGHTS``, the units' IDFs, the average thread vector length) + ``COMMIT_SCORE`` for a
-SHA prefix. Scores are rounded to :data:`SCORE_DIGITS` so that a float sum added up in another
-order on the next page compares equal. Ties: newest activity, then id.
+SHA prefix. The phrase bonus of a plain query (:attr:`Query.phrase`) is one more unit of
+these sums (:func:`scored_units`), scored on the candidates only: it brings in no candidate
+and is not one of "every unit". Scores are rounded to :data:`SCORE_DIGITS` so that a float sum
+added up in another order on the next page compares equal. Ties: newest activity, then id.
 
 **Strict** queries (syntax ``web``): a thread is kept when, for every group, its thread vector
 or one of its messages matches the group, and neither matches an excluded unit
-(``EXISTS`` over the thread's messages by primary key, for the candidate threads only).
+(``EXISTS`` over the thread's messages by primary key, for the candidate threads only). Not one
+``tsquery`` over the thread: no vector holds a whole thread, and words of two messages must
+satisfy it together.
 """
 
 from __future__ import annotations
@@ -186,20 +190,20 @@ def _bm25(
     return idf * tf * (scoring.K1 + 1.0) / (tf + norm)
 
 
-def rank_tsquery(unit: Unit) -> str:
-    """The ``tsquery`` text whose ``ts_rank`` is the unit's ``tf``: its distinct lexemes or-ed
-    (:func:`loomsync.textsearch.scoring.unit_tf`), linear in the text, where ``ts_rank`` of a
-    phrase would compare every pair of its words' positions."""
-    return " | ".join(
-        f"'{lex[:-1]}':*" if lex.endswith("*") else f"'{lex}'" for lex in unit.lexemes
-    )
+def scored_units(query: Query, ranking: Ranking) -> list[tuple[Unit, float]]:
+    """What scores, with its IDF: each unit of the query, then its phrase bonus
+    (:attr:`Query.phrase`, :func:`loomsync.textsearch.scoring.phrase_idf`) when it has one."""
+    scored = list(zip(query.units, ranking.idfs, strict=True))
+    if query.phrase is not None:
+        scored.append((query.phrase, scoring.phrase_idf(ranking.idfs)))
+    return scored
 
 
 def _units_table(query: Query, ranking: Ranking) -> Any:
-    units = query.units
-    matches = bindparam("units", [u.tsquery() for u in units], type_=ARRAY(Text))
-    ranks = bindparam("ranks", [rank_tsquery(u) for u in units], type_=ARRAY(Text))
-    idfs = bindparam("idfs", list(ranking.idfs), type_=ARRAY(Float))
+    scored = scored_units(query, ranking)
+    matches = bindparam("units", [u.tsquery() for u, _ in scored], type_=ARRAY(Text))
+    ranks = bindparam("ranks", [u.rank_tsquery() for u, _ in scored], type_=ARRAY(Text))
+    idfs = bindparam("idfs", [idf for _, idf in scored], type_=ARRAY(Float))
     return (
         func.unnest(cast(matches, ARRAY(TSQUERY)), cast(ranks, ARRAY(TSQUERY)), idfs)
         .table_valued("q", "r", "idf", with_ordinality="i")

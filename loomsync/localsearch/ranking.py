@@ -7,7 +7,9 @@ message length)``; a message scores ``Σ_u c(u, m)``; a thread scores its best m
 ``THREAD_BOOST * Σ_u bm25(idf_u, tf(u, thread vector), thread length, average thread
 length)``, plus ``COMMIT_SCORE`` when a commit SHA starts with the query. ``idf_u`` is
 :func:`~loomsync.textsearch.frequency.idf` of the share of messages the unit matches, counted
-exactly (the server estimates it from ``pg_stats``) and quantized alike.
+exactly (the server estimates it from ``pg_stats``) and quantized alike. The phrase bonus of a
+plain query is one more ``u`` of these sums, its IDF
+:func:`~loomsync.textsearch.scoring.phrase_idf` of the units'.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def score_threads(
     average_message: float,
     average_thread: float,
     commits: Iterable[int] = (),
+    phrase: Mapping[int, float] | None = None,
 ) -> dict[int, ThreadScore]:
     """Thread row id → :class:`ThreadScore` for every thread a unit or a commit matched, as
     the server scores it: statistics and scores rounded as it rounds them
@@ -70,6 +73,9 @@ def score_threads(
         messages: messages in the index (N of the IDF).
         average_message / average_thread: average vector lengths.
         commits: threads a commit SHA of which starts with the query.
+        phrase: the phrase bonus (``Query.phrase``), doc → tf, or None: it scores as one more
+            unit, with :func:`~loomsync.textsearch.scoring.phrase_idf` of the units' IDFs, and
+            is not counted in :attr:`ThreadScore.units`.
     """
     average_message = max(round(average_message, scoring.LENGTH_DIGITS), 1.0)
     average_thread = max(round(average_thread, scoring.LENGTH_DIGITS), 1.0)
@@ -77,11 +83,14 @@ def score_threads(
     best_of_unit: dict[int, dict[int, float]] = {}  # tid → unit → best contribution
     thread_part: dict[int, float] = {}
     held: dict[int, set[int]] = {}
-    for index, matches in enumerate(units):
-        weight = unit_idf(matches, docs, messages)
+    scored = [(matches, unit_idf(matches, docs, messages)) for matches in units]
+    if phrase is not None:
+        scored.append((phrase, scoring.phrase_idf([weight for _, weight in scored])))
+    for index, (matches, weight) in enumerate(scored):
         for doc, tf in matches.items():
             info = docs[doc]
-            held.setdefault(info.tid, set()).add(index)
+            if index < len(units):
+                held.setdefault(info.tid, set()).add(index)
             if info.seq == THREAD_SEQ:
                 part = scoring.bm25(weight, tf, info.length, average_thread)
                 thread_part[info.tid] = thread_part.get(info.tid, 0.0) + part

@@ -8,6 +8,8 @@ PostgreSQL matches its ``tsquery`` (:func:`.vectors.match`), scores threads by
 unarchived threads, highest score first, ties newest first, each with the index of its best
 message and a snippet of it (:func:`loomsync.textsearch.highlight.snippet` on the message's
 content, else its tool-call text; of the title when only the title or git metadata matched).
+The phrase bonus of a plain query (:attr:`~loomsync.textsearch.query.Query.phrase`) is
+matched on the documents its units found only, and scored as the server scores it.
 A query that is one hex word of 7 to 40 characters also finds threads a commit SHA of which
 starts with it, as the server does.
 """
@@ -176,6 +178,17 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
     excluded_found = _matches(list(query.excluded), postings) if query.strict else []
     docs = {doc for matches in (*found, *excluded_found) for doc in matches}
     info = _doc_info(index, docs)
+    phrase = query.phrase
+    scored, scored_found = [*units], [*found]
+    if phrase is not None:  # scores only: matched on the documents the units found
+        scored.append(phrase)
+        scored_found.append(
+            {
+                doc: occurrences
+                for doc in postings.candidates(phrase) & docs
+                if (occurrences := match(phrase, functools.partial(_at, postings, doc)))
+            }
+        )
     units_tf = [
         {
             doc: postings.tf(
@@ -183,8 +196,9 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
             )
             for doc in matches
         }
-        for unit, matches in zip(units, found, strict=True)
+        for unit, matches in zip(scored, scored_found, strict=True)
     ]
+    phrase_tf = units_tf.pop() if phrase is not None else None
     commits: set[int] = set()
     if prefix is not None:
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
@@ -202,6 +216,7 @@ def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -
         average_message=average_message,
         average_thread=average_thread,
         commits=commits,
+        phrase=phrase_tf,
     )
     excluded = {info[doc].tid for matches in excluded_found for doc in matches}
     ranked = _ranked(index, scores, excluded)

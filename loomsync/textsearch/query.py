@@ -14,13 +14,20 @@ hold (:mod:`loomsync.textsearch.analyzer` says how text becomes lexemes):
 
 Syntax ``plain`` (the default) ranks threads by how many units they hold and how well
 (:mod:`loomsync.textsearch.scoring`): no unit is required, so a question asked in other words
-still finds the thread that holds most of them. Syntax ``web`` is strict, as
-``websearch_to_tsquery``: every term is required, ``"quoted words"`` are one phrase, ``or``
-between two terms accepts either, and a leading ``-`` excludes a term.
+still finds the thread that holds most of them; ``"quoted words"`` are one phrase unit (ranked,
+not required either), and a query of two units or more also scores its units in order as one
+more phrase, :attr:`Query.phrase` (a bonus for the words written together, as Lucene's edismax
+``pf``: it only adds to the score of a text that holds it, and neither finds nor requires
+anything). Syntax ``web`` is strict, as ``websearch_to_tsquery``: every term is required,
+``"quoted words"`` are one phrase, ``or`` between two terms accepts either, and a leading ``-``
+excludes a term. A thread has no one vector that holds all its text (each message has its
+own), so a strict query is checked group by group (:attr:`Query.groups`, :attr:`Query.excluded`:
+``app.threads.ranking`` and ``loomsync.localsearch.search``), not as one ``tsquery``.
 
 Bounds (issue 11 item 4): a query keeps at most :data:`MAX_TERMS` lexemes (repeated units are
 dropped, a phrase is cut to the budget, which only widens what it matches), so no query can
-multiply the work of matching, ranking or highlighting.
+multiply the work of matching, ranking or highlighting (the phrase bonus is made of the same
+lexemes: it at most doubles them, for the scoring of the candidates only).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from loomsync.textsearch.normalize import normalize
 MAX_TERMS = 16
 PLAIN, WEB = "plain", "web"
 _WEB_TOKEN = re.compile(r'(-?)(?:"([^"]*)"?|([^\s"]+))')
+_PLAIN_TOKEN = re.compile(r'"([^"]*)"?|([^\s"]+)')
 
 Alternative = tuple[str, ...]
 """Lexemes at consecutive positions; a lexeme ending in ``*`` matches as a prefix."""
@@ -42,7 +50,8 @@ Slot = tuple[Alternative, ...]
 """One word of a unit: any of its alternatives (a word's parts, or its joined lexeme)."""
 
 
-def _lexeme_sql(lexeme: str) -> str:
+def lexeme_tsquery(lexeme: str) -> str:
+    """One lexeme as ``tsquery`` text: ``'x'``, or ``'x':*`` for a prefix (``x*``)."""
     return f"'{lexeme[:-1]}':*" if lexeme.endswith("*") else f"'{lexeme}'"
 
 
@@ -73,9 +82,15 @@ class Unit:
         alternatives), parenthesised so that it can be combined."""
         rendered = []
         for slot in self.slots:
-            alternatives = [" <-> ".join(_lexeme_sql(lex) for lex in alt) for alt in slot]
+            alternatives = [" <-> ".join(lexeme_tsquery(lex) for lex in alt) for alt in slot]
             rendered.append(alternatives[0] if len(slot) == 1 else f"({' | '.join(alternatives)})")
         return f"( {' <-> '.join(rendered)} )"
+
+    def rank_tsquery(self) -> str:
+        """The ``tsquery`` text whose ``ts_rank`` is the unit's ``tf``: its distinct lexemes
+        or-ed (:func:`loomsync.textsearch.scoring.unit_tf`), linear in the text, where
+        ``ts_rank`` of a phrase would compare every pair of its words' positions."""
+        return " | ".join(lexeme_tsquery(lex) for lex in self.lexemes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +126,16 @@ class Query:
         """``tsquery`` text matching a text that holds every positive unit."""
         return " & ".join(unit.tsquery() for unit in self.units)
 
-    def filter_tsquery(self) -> str | None:
-        """For ``strict`` queries: the ``tsquery`` text a thread must match as a whole (every
-        group, no excluded unit); None for ``plain``."""
-        if not self.strict:
+    @property
+    def phrase(self) -> Unit | None:
+        """For a ``plain`` query of two units or more: its units in order as one phrase, which
+        only scores (module docstring; :data:`loomsync.textsearch.scoring.PHRASE_WEIGHT`);
+        None otherwise: ``web`` queries, one unit, or a group of alternative units (a hex
+        word's prefix or the word, :func:`loomsync.textsearch.commits.with_hex_prefix`), which
+        are not words written one after the other."""
+        if self.strict or len(self.groups) < 2 or any(len(group) != 1 for group in self.groups):
             return None
-        parts = [f"( {' | '.join(u.tsquery() for u in group)} )" for group in self.groups]
-        parts += [f"!{unit.tsquery()}" for unit in self.excluded]
-        return " & ".join(parts)
+        return Unit(tuple(slot for (unit,) in self.groups for slot in unit.slots))
 
 
 def unit_of(found: Iterable[Segment]) -> Unit | None:
@@ -183,7 +200,11 @@ def parse(q: str, syntax: str = PLAIN) -> Query:
     raises on any text; a query of no lexemes is not :attr:`Query.searchable`."""
     budget = _Budget()
     if syntax != WEB:
-        plain = [(u,) for chunk in normalize(q).split() if (u := budget.take(_chunk(chunk)))]
+        plain = [
+            (unit,)
+            for match in _PLAIN_TOKEN.finditer(normalize(q))
+            if (unit := budget.take(_chunk(match.group(1) or match.group(2) or "")))
+        ]
         return Query(tuple(plain), (), strict=False)
     groups: list[tuple[Unit, ...]] = []
     excluded: list[Unit] = []

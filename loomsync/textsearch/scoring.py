@@ -16,6 +16,11 @@ BM25-like (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25 
   average length))`` (:func:`bm25`), ``length`` being the message vector's distinct lexemes,
   so a 40 KB tool dump does not outrank a short answer by sheer size;
 - :func:`idf` is Lucene's BM25 IDF over the share of messages that hold the lexeme;
+- a plain query of two units or more has one more unit, its units in order as a phrase
+  (:attr:`loomsync.textsearch.query.Query.phrase`), which only scores: its IDF is
+  :func:`phrase_idf` (:data:`PHRASE_WEIGHT` times the sum of its units' IDFs, as Lucene's
+  phrase weight sums its terms'), its ``tf`` and contribution a unit's, so a text that holds
+  the words as written outranks one that holds them scattered;
 - a message's score is the sum over units; a thread's is its best message's plus
   :data:`SPREAD` times what its other messages add for units the best one lacks (words
   spread over messages still find their thread), plus its title, tags and git metadata scored
@@ -47,6 +52,13 @@ MESSAGE_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.8, "D": 0.3}
 THREAD_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.0, "D": 0.0}
 THREAD_BOOST = 1.75
 SPREAD = 0.3
+#: The phrase bonus (module docstring), on the tune split of bench/search_judged only
+#: (bench/search_tune.py --set PHRASE_WEIGHT=...): 0 gives thread nDCG@10 0.990 and message
+#: 0.810; 0.25 to 1.0 a plateau of 0.993 and 0.816 (keywords 0.98 -> 1.00, tool output
+#: messages 0.89 -> 0.94, morphology messages 0.75 -> 0.73); 1.5 drops morphology messages to
+#: 0.69. The middle of the plateau, enough for words written together to outrank the same
+#: words scattered over a shorter message (tests/threads/test_search_rank.py).
+PHRASE_WEIGHT = 0.5
 COMMIT_SCORE = 10.0
 #: Digits statistics and scores are rounded to, on the server and locally alike: IDFs (they
 #: travel in a cursor and must read back equal), average vector lengths, and thread scores (a
@@ -132,6 +144,13 @@ def idf(holding: float, total: float) -> float:
     ``N`` = ``total`` messages (both may be estimates; never negative)."""
     n = min(max(holding, 0.0), total)
     return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+
+def phrase_idf(idfs: Sequence[float]) -> float:
+    """The IDF the phrase bonus scores with, from its units' (rounded) IDFs, rounded to
+    :data:`IDF_DIGITS`: server and local search compute it here, from the same numbers (the
+    server's travel in the cursor, so every page scores the phrase alike)."""
+    return round(PHRASE_WEIGHT * sum(idfs), IDF_DIGITS)
 
 
 def bm25(idf_value: float, tf: float, length: float, average_length: float) -> float:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from loomsync import LocalThreadStore, Thread
 from loomsync.localsearch import INDEX_NAME, LocalIndex, search_threads
+from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
+from loomsync.textsearch.query import Unit, parse
 from tests.client.conftest import new_thread
 
 
@@ -178,3 +180,39 @@ def test_a_hex_word_finds_a_longer_hash_in_text_and_equal_messages_pick_the_firs
     assert [h.thread.title for h in hits] == ["log"]
     assert hits[0].message_index == 1
     assert hits[0].score == round(hits[0].score, 6)
+
+
+def test_the_words_as_written_outrank_the_same_words_scattered() -> None:
+    """The server's phrase bonus and quoted phrases (tests/threads/test_search_rank.py)."""
+    exact = new_thread(
+        0,
+        metadata={"title": "exact"},
+        conversation={
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": "Looking at the logs I saw the connection pool exhausted error "
+                    "right after the deploy, so the workers were starved.",
+                }
+            ]
+        },
+    )
+    scattered = _thread("scattered", "pool? connection? exhausted!")
+    found = search_threads([exact, scattered], "connection pool exhausted")
+    assert [h.thread.title for h in found] == ["exact", "scattered"]
+    quoted = search_threads([exact, scattered], '"connection pool exhausted"')
+    assert [h.thread.title for h in quoted] == ["exact"]
+    assert quoted[0].snippet is not None
+    assert "<b>" in quoted[0].snippet
+
+
+def test_the_phrase_bonus_is_for_plain_words_in_a_row_only() -> None:
+    """No bonus for one word, for ``web`` queries, nor for a hex word's two readings (its
+    prefix or the word: alternatives, not words in a row)."""
+    assert parse("connection pool").phrase == Unit(parse('"connection pool"').units[0].slots)
+    assert parse("connection").phrase is None
+    assert parse("connection pool", "web").phrase is None
+    assert with_hex_prefix(parse("defaced"), commit_prefix("defaced")).phrase is None
+    assert [
+        h.thread.title for h in search_threads([_thread("wall", "the wall was defaced")], "defaced")
+    ] == ["wall"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from app.threads.ranking import rank_tsquery
 from loomsync.localsearch.search import with_hex_prefix
 from loomsync.localsearch.vectors import (
     Vector,
@@ -83,6 +82,14 @@ QUERIES = [
     "http-server",
     "foo_bar",
     "src/",
+    # plain queries of several units: their phrase bonus (Query.phrase) is a unit too
+    "missingColon py script",
+    "the missing_colon.py script failed",
+    "exportEnvVars calls export_env_vars",
+    "HTTPServer http server",
+    '"missing colon" on line',
+    "最新の 状態",
+    "grep -rn foo_bar src/",
 ]
 
 
@@ -100,8 +107,14 @@ def _lookup(vector: Vector):  # type: ignore[no-untyped-def]
     return lookup
 
 
+def _scored(q: str) -> list[Unit]:
+    """The units a plain query scores: its units and its phrase bonus."""
+    query = parse(q)
+    return [*query.units, *([query.phrase] if query.phrase else [])]
+
+
 def _cases() -> list[tuple[list[Field], Unit]]:
-    units = {unit for q in QUERIES for unit in parse(q).units}
+    units = {unit for q in QUERIES for unit in _scored(q)}
     return [(fields, unit) for fields in TEXTS for unit in sorted(units, key=repr)]
 
 
@@ -168,7 +181,7 @@ async def test_unit_term_frequency_is_the_servers_for_phrases_and_prefixes(
 ) -> None:
     """Multi-lexeme units (identifiers, phrases, CJK bigrams) and prefixes (a lone CJK character,
     a hex word searched as ``'26a7a89b':*``): the local ``tf`` is, to the bit, the float4 that
-    the server's ``ts_rank`` over :func:`app.threads.ranking.rank_tsquery` returns."""
+    the server's ``ts_rank`` over :meth:`Unit.rank_tsquery` returns."""
     units = [u for _, u in _cases()] + [
         with_hex_prefix(parse("26a7a89b"), "26a7a89b").units[0],
         Unit(slots=((("serv*",),),)),
@@ -181,17 +194,17 @@ async def test_unit_term_frequency_is_the_servers_for_phrases_and_prefixes(
         "$2::text[], $3::text[]) WITH ORDINALITY AS c(v, q, r, n) ORDER BY n",
         [tsvector(fields) for fields, _ in cases],
         [unit.tsquery() for _, unit in cases],
-        [rank_tsquery(unit) for _, unit in cases],
+        [unit.rank_tsquery() for _, unit in cases],
     )
     checked = phrases = prefixes = 0
     for (fields, unit), row in zip(cases, rows, strict=True):
         if not row["hit"]:
             continue
         assert bool(match(unit, _lookup(entries(fields))))
-        assert _tf(fields, unit) == row["rank"], (fields[0][0][:40], rank_tsquery(unit))
+        assert _tf(fields, unit) == row["rank"], (fields[0][0][:40], unit.rank_tsquery())
         checked += 1
         phrases += len(unit.lexemes) > 1
-        prefixes += "*" in rank_tsquery(unit)
+        prefixes += "*" in unit.rank_tsquery()
     assert checked >= 40
     assert phrases >= 15
     assert prefixes >= 3

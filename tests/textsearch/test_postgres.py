@@ -84,8 +84,11 @@ def test_every_query_is_a_valid_tsquery_that_its_own_text_matches(
     assert db.value(
         "SELECT CAST($1 AS tsvector) @@ CAST($2 AS tsquery)", vector, query.every_tsquery()
     )
-    if syntax == WEB:
-        db.value("SELECT CAST($1 AS tsquery)", query.filter_tsquery())
+    for group in query.groups:
+        db.value("SELECT CAST($1 AS tsquery)", " | ".join(u.tsquery() for u in group))
+    for unit in (*query.excluded, *filter(None, [query.phrase])):
+        db.value("SELECT CAST($1 AS tsquery)", unit.tsquery())
+        db.value("SELECT CAST($1 AS tsquery)", unit.rank_tsquery())
 
 
 @pytest.mark.parametrize(

@@ -150,3 +150,26 @@ async def test_a_cursor_of_another_query_shape_is_400(
         "/api/threads/search", params={"q": a, "cursor": page["next_cursor"]}, headers=me
     )
     assert response.status_code == 400
+
+
+async def test_the_words_as_written_outrank_the_same_words_scattered(
+    client: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    """The phrase bonus (issue 14 review): a plain query of several words scores them in order
+    as one more phrase, so an answer that says them together outranks a shorter message that
+    scatters them; quoted, they are one phrase unit (ranked: nothing else is required)."""
+    a, b, c = word(), word(), word()
+    exact = await put(
+        client,
+        me,
+        conversation=messages(
+            f"Looking at the logs I saw the {a} {b} {c} error right after the deploy, so the "
+            "workers were starved.",
+            role="assistant",
+        ),
+    )
+    scattered = await put(client, me, conversation=messages(f"{b}? {a}? {c}!"))
+    assert ids(await search(client, me, f"{a} {b} {c}")) == [exact, scattered]
+    assert ids(await search(client, me, f'"{a} {b} {c}"')) == [exact]
+    assert ids(await search(client, me, f'"{a} {b} {c}" {word()}')) == [exact]
+    assert set(ids(await search(client, me, f'"{b} {a}" {c}'))) == {exact, scattered}
