@@ -20,12 +20,11 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 from loomsync.localsearch.hitsnippet import hit_snippet
-from loomsync.localsearch.index import LocalIndex, decompress
+from loomsync.localsearch.index import LocalIndex
 from loomsync.localsearch.ranking import THREAD_SEQ, DocInfo, ThreadScore, score_threads
 from loomsync.localsearch.vectors import Occurrences, match, unpack, weights_of
 from loomsync.summary import SearchHit, ThreadSummary
 from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
-from loomsync.textsearch.highlight import snippet
 from loomsync.textsearch.query import PLAIN, Query, Unit, parse
 from loomsync.textsearch.scoring import MESSAGE_WEIGHTS, THREAD_WEIGHTS, rank_order, unit_tf
 
@@ -144,22 +143,6 @@ def _passes(query: Query, units: Sequence[Unit], score: ThreadScore) -> bool:
     return all(any(position[u] in score.units for u in group) for group in query.groups)
 
 
-def _snippet(index: LocalIndex, tid: int, seq: int | None, query: Query) -> str | None:
-    at = THREAD_SEQ if seq is None else seq
-    row = index.db.execute(
-        "SELECT t.content, t.tool FROM docs d JOIN texts t ON t.doc = d.doc "
-        "WHERE d.tid = ? AND d.seq = ?",
-        (tid, at),
-    ).fetchone()
-    if row is None:
-        return None
-    for text in row:
-        found = snippet(decompress(text), query) if text else None
-        if found is not None:
-            return found
-    return None
-
-
 def search(index: LocalIndex, q: str, *, limit: int = 20, syntax: str = PLAIN) -> list[SearchHit]:
     """The best ``limit`` hits for query text ``q`` (module docstring).
 
@@ -254,4 +237,4 @@ def _ranked(
     return [(tid, summary) for _, _, _, tid, summary in rows]
 
 
-__all__ = ["commit_prefix", "search", "with_hex_prefix"]
+__all__ = ["search"]

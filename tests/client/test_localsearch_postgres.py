@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from loomsync.localsearch.search import with_hex_prefix
 from loomsync.localsearch.vectors import (
     Vector,
     entries,
@@ -17,6 +16,7 @@ from loomsync.localsearch.vectors import (
     unpack,
     weights_of,
 )
+from loomsync.textsearch.commits import with_hex_prefix
 from loomsync.textsearch.fields import Field
 from loomsync.textsearch.query import Unit, parse
 from loomsync.textsearch.scoring import (
