@@ -1,5 +1,5 @@
 """``loomsync-server``: serve | migrate | rescan | reindex | token create | token login (ARCHITECTURE.md
-"Running"; ``token login`` is in app/web/logincli.py)."""
+"Running"; ``token login`` is in app/web/logincli.py, ``reindex`` in app/threads/reindexcli.py)."""
 
 from __future__ import annotations
 
@@ -326,52 +326,6 @@ def rescan_command(
         raise typer.Exit(1)
 
 
-async def _reindex(url: str, settings: Settings, jobs: int, batch: int) -> reindex.Outcome:
-    engine = make_engine(url, settings)
-    try:
-        return await reindex.rebuild(engine, jobs=jobs, batch_rows=batch)
-    finally:
-        await engine.dispose()
-
-
-@cli.command("reindex")
-def reindex_command(
-    jobs: Annotated[
-        int, typer.Option(min=1, help="Processes analysing text (more: faster, more CPU).")
-    ] = 1,
-    batch: Annotated[
-        int, typer.Option(min=1, max=10_000, help="Rows per batch (one short transaction).")
-    ] = reindex.BATCH_ROWS,
-    nice: Annotated[bool, typer.Option("--nice", help="Run at a lower CPU priority.")] = False,
-) -> None:
-    """Rebuild the search vectors of every thread and message made by an older analyzer
-    (issue 14; docs/operations.md "Search vectors"), online: batches of short transactions,
-    resumable, never overwriting a row written meanwhile. ``serve`` runs it in the background
-    when it is due. Exit status 1 when rows are left stale (locked or written by an older
-    server throughout): run it again; 0 when another rebuild is running."""
-    settings = _settings()
-    configure_logging(settings)
-    if nice:
-        os.nice(10)
-    _, url, server = _with_embedded(settings)
-    try:
-        _require_current_schema(url, settings)
-        outcome = asyncio.run(_reindex(url, settings, jobs, batch))
-    finally:
-        if server is not None:
-            server.cleanup()
-    if not outcome.ran:
-        typer.echo("Another rebuild is running; nothing done.")
-        return
-    for tally in outcome.tallies:
-        typer.echo(
-            f"{tally.target}: {tally.rebuilt} rebuilt, {tally.skipped} left alone"
-            f" (written meanwhile), {tally.left} still stale"
-        )
-    if not outcome.finished:
-        raise typer.Exit(1)
-
-
 @token_cli.command("create")
 def token_create(
     sub: Annotated[str, typer.Option(help="User id (the token's sub claim).")],
@@ -413,9 +367,10 @@ def token_create(
     typer.echo(token)
 
 
+from app.threads import reindexcli  # noqa: E402  (registers `reindex` on cli)
 from app.web import logincli  # noqa: E402  (registers `token login` on token_cli)
 
-__all__ = ["cli", "logincli", "main", "parse_ttl", "token_cli"]
+__all__ = ["cli", "logincli", "main", "parse_ttl", "reindexcli", "token_cli"]
 
 
 def main() -> None:
