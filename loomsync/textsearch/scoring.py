@@ -39,15 +39,17 @@ from collections.abc import Sequence
 #: queries): a weaker length normalisation than BM25's usual 0.75 (messages here run from one
 #: line to 100 KB, and the answer is often in a long one), git metadata (B) at 0.9 and thread
 #: fields x 1.75, so that a title, tag or branch hit still ranks above the same word in one
-#: message (API.md section 6). Tool results (C) at 0.8: below the user's and the model's own
+#: message (API.md section 6). Tool results (C) at 0.73: below the user's and the model's own
 #: words, but a query copied from a tool's output ("389 tests passing") is answered by that
 #: output, not by the assistant's message quoting it (tune split: message nDCG@10 0.80 -> 0.82,
-#: the same on a plateau of K1 0.8-1.2 and B 0.25-0.3; C 0.6 or 0.7 pick the quote).
+#: the same on a plateau of K1 0.8-1.2 and B 0.25-0.3). Set again once the phrase bonus was in:
+#: C 0.68 to 0.78 is a plateau of tune message nDCG@10 0.821 (0.8: 0.816; 0.65: 0.812); 0.73
+#: is its middle.
 K1 = 1.2
 B = 0.25
 #: ``ts_rank`` weights of message vectors: user content, assistant content, other roles'
 #: content (tool results, system), tool names and arguments (loomsync.textsearch.fields).
-MESSAGE_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.8, "D": 0.3}
+MESSAGE_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.73, "D": 0.3}
 #: ``ts_rank`` weights of thread vectors: title and tags, git metadata.
 THREAD_WEIGHTS = {"A": 1.0, "B": 0.9, "C": 0.0, "D": 0.0}
 THREAD_BOOST = 1.75
