@@ -32,7 +32,7 @@ from loomsync.importers import FORMATS
 from loomsync.importing import import_owner, import_sessions, session_files
 from loomsync.model import Thread
 from loomsync.resume import Resumed, workspace_changes
-from loomsync.summary import ArchivedFilter, SyncOutcome
+from loomsync.summary import ArchivedFilter
 from loomsync.syncing import SyncingThreadStore
 from loomsync.terminal import TerminalConsole, printable
 
@@ -276,50 +276,6 @@ def resume(
 
 
 @app.command()
-def sync(
-    status: Annotated[
-        bool, typer.Option("--status", help="List pending and failed entries.")
-    ] = False,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="Retry failed entries too.")
-    ] = False,
-    pull: Annotated[
-        bool, typer.Option("--pull/--no-pull", help="Fetch newer server copies.")
-    ] = True,
-    as_json: JsonOption = False,
-) -> None:
-    """Send pending changes now (with a progress bar), then fetch newer copies."""
-    with _store() as store:
-        if status:
-            entries = store.status()
-            if as_json:
-                render.print_json(console, [e.model_dump(mode="python") for e in entries])
-            else:
-                render.print_lines(console, render.queue_status(entries))
-            return
-        _require_login(store)
-        total = len([e for e in store.status() if retry_failed or not e.failed])
-        outcomes: list[SyncOutcome] = []
-        with Progress(
-            TextColumn("Syncing"), BarColumn(), MofNCompleteColumn(), console=errors, transient=True
-        ) as progress:
-            task = progress.add_task("sync", total=total)
-            outcomes = store.retry_pending(
-                include_failed=retry_failed, progress=lambda _: progress.advance(task)
-            )
-        unreachable = next((o for o in outcomes if o.status == "pending"), None)
-        pulled = store.pull() if pull and unreachable is None else []
-        left = store.pending_count()
-    if as_json:
-        done = [o.as_dict() for o in outcomes + pulled]
-        render.print_json(console, {"outcomes": done, "pending": left})
-    else:
-        render.print_lines(console, render.sync_summary(outcomes + pulled, left))
-    if any(o.status in ("failed", "pending") for o in outcomes):
-        raise typer.Exit(1)
-
-
-@app.command()
 def export(
     thread: ThreadArg,
     fmt: Annotated[
@@ -391,7 +347,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync import opencli, searchcli, secretscli  # noqa: E402  (open, search, scan, share…)
+from loomsync import opencli, searchcli, secretscli, synccli  # noqa: E402  (open, search, sync…)
 
 
 def main() -> None:
@@ -410,4 +366,4 @@ def main() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "opencli", "searchcli", "secretscli"]
+__all__ = ["app", "main", "opencli", "searchcli", "secretscli", "synccli"]

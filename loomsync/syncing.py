@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from loomsync import edits, legacy, onlinesearch, saving
+from loomsync import edits, legacy, onlinesearch, requeue, saving
 from loomsync.client import ThreadSyncClient
 from loomsync.config import default_paths
 from loomsync.engine import SyncEngine
@@ -36,7 +36,7 @@ from loomsync.errors import (
     ThreadNotFoundError,
 )
 from loomsync.index import stamp_of
-from loomsync.merge import plan_push, snapshot
+from loomsync.merge import snapshot
 from loomsync.model import Thread, Visibility
 from loomsync.secrets import Located
 from loomsync.store import LocalThreadStore, ThreadRef
@@ -78,8 +78,12 @@ class SyncingThreadStore:
         self.local = local or LocalThreadStore()
         self.client = client
         folder = Path(sync_dir) if sync_dir is not None else default_paths().sync_dir
-        self.queue = PendingSyncQueue(folder / "pending.json")
         self.states = ThreadStates(folder / "threads", self.local.lock, self.local.redaction)
+        self.queue = PendingSyncQueue(  # an unreadable file is rebuilt from the store (issue 15)
+            folder / "pending.json",
+            rebuild=lambda: requeue.changed_threads(self.local, self.states),
+            backoff_cap=retry_cap,
+        )
         self.local.known_sharing = legacy.known_sharing(self.states)  # files of the old client
         self.reports: collections.deque[SyncOutcome] = collections.deque(maxlen=100)
         self._on_report = on_report
@@ -367,21 +371,12 @@ class SyncingThreadStore:
             return []
         return self.engine.pull()
 
-    def rescan(self) -> int:
-        """Queue every non-private local thread that differs from its server base; the count.
-
-        For files changed outside this store (or a lost queue). Reads every thread file.
-        """
-        count = 0
-        for thread in self.local.iter_threads():
-            key = str(thread.id)
-            if (
-                not thread.is_private
-                and plan_push(thread, self.states.get(key).base).kind != "none"
-            ):
-                self.queue.add(key, "save")
-                count += 1
-        return count
+    def rescan(self) -> requeue.Requeued:
+        """Queue every non-private local thread that differs from its server base and has no
+        queue entry; say so, and whether an unreadable queue was rebuilt (``loomsync sync``
+        runs it every time: issue 15, item 4; :func:`loomsync.requeue.requeue`). Reads every
+        thread file."""
+        return requeue.requeue(self.local, self.states, self.queue)
 
     def close(self, *, timeout: float = 5.0) -> None:
         """Stop the background sync (waiting up to ``timeout`` s) and close the client.

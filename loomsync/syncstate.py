@@ -1,6 +1,9 @@
 """What the sync remembers on disk, under ``$XDG_STATE_HOME/loomsync/sync/``.
 
-- ``pending.json``: the :class:`PendingSyncQueue`, one entry per (thread, operation).
+- ``pending.json``: the :class:`PendingSyncQueue`, one entry per (thread, operation). One that
+  fails to parse (truncated, garbage, the wrong shape) is set aside and the queue rebuilt from
+  the store (issue 15, item 4: :mod:`loomsync.requeue`); a retry time further ahead than the
+  backoff cap (a clock that was years ahead when the entry failed) is brought back to now + cap.
 - ``threads/<id>.json``: a :class:`ThreadState` per thread: the server version the local copy
   is based on (with a snapshot of what the server held then, for delta sync and merges: a
   digest of the messages and the other fields, redacted), and the fork that took the local
@@ -14,6 +17,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -79,32 +83,113 @@ def backoff_delay(retry_count: int, *, base: float = 1.0, cap: float = 300.0) ->
     return float(min(cap, base * 2 ** min(retry_count, 30)) * random.uniform(0.5, 1.0))
 
 
+@dataclass(frozen=True)
+class Rebuilt:
+    """A ``pending.json`` that did not parse, and what replaced it (issue 15, item 4).
+
+    Attributes:
+        set_aside: where the unreadable file was moved (``pending.json.corrupt-<UTC time>``).
+        reason: why it did not parse, one line.
+        thread_ids: the threads the rebuild queued (a ``save`` each): every non-private local
+            thread whose content differs from its sync base, never-synced ones included.
+    """
+
+    set_aside: Path
+    reason: str
+    thread_ids: tuple[str, ...]
+
+
+#: Gives the ids of the threads the server lacks (see :func:`loomsync.requeue.changed_threads`);
+#: called under the queue's lock, so it must not use the queue.
+Rebuild = Callable[[], list[str]]
+
+
+def _entries_of(raw: Any) -> list[PendingEntry]:
+    """The entries of a parsed ``pending.json``; ValueError for any other shape."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
+        raise ValueError('not an object with an "entries" list')
+    try:
+        return [PendingEntry.model_validate(e) for e in raw["entries"]]
+    except ValidationError as exc:
+        raise ValueError(f"an entry is not valid ({exc.error_count()} error(s))") from None
+
+
 class PendingSyncQueue:
     """The persistent queue of ``pending.json``, safe across threads and processes.
 
     Args:
         path: the queue file (default ``$XDG_STATE_HOME/loomsync/sync/pending.json``).
         lock_timeout: seconds to wait for the queue's lock.
+        rebuild: when the file does not parse, it is set aside and the queue becomes one
+            ``save`` entry per id this returns (None: the queue starts empty). Issue 15, item 4.
+        backoff_cap: the longest retry delay in seconds: an entry read with a
+            ``next_attempt_at`` later than now + this (set while the clock was wrong, or
+            before it went back) is brought back to now + this, and written so.
+
+    Attributes:
+        rebuilt: each rebuild this object did, oldest first (for ``loomsync sync`` to report).
     """
 
-    def __init__(self, path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        rebuild: Rebuild | None = None,
+        backoff_cap: float = 300.0,
+    ) -> None:
         self.path = path
         ensure_dir(path.parent)
         self._lock = FileLock(str(path.with_name(path.name + ".lock")))
         self._timeout = lock_timeout
+        self._rebuild = rebuild
+        self.backoff_cap = backoff_cap
+        self.rebuilt: list[Rebuilt] = []
         remove_stray_temps(path.parent, lambda _name: self._lock)
 
-    def _read(self) -> list[PendingEntry]:
+    def _read(self) -> tuple[list[PendingEntry], bool]:
+        """The entries, and whether they differ from the file (rebuilt or clamped): then the
+        caller writes them. Called under the lock."""
         try:
-            raw = codec.loads(self.path.read_bytes())
-            return [PendingEntry.model_validate(e) for e in raw["entries"]]
+            entries = _entries_of(codec.loads(self.path.read_bytes()))
         except FileNotFoundError:
-            return []
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
-            moved = self.path.with_name(f"{self.path.name}.corrupt-{edits.now():%Y%m%dT%H%M%S}")
-            self.path.replace(moved)
-            log.warning("sync queue %s was corrupt (%s); moved to %s", self.path, exc, moved)
-            return []
+            return [], False
+        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, nesting and shape errors
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return self._rebuilt(reason[:200]), True
+        now = edits.now()
+        latest = now + timedelta(seconds=self.backoff_cap)
+        clamped = False
+        for entry in entries:
+            if entry.next_attempt_at is not None and entry.next_attempt_at > latest:
+                log.warning(
+                    "sync entry of %s was due at %s, past the backoff cap: due by %s instead",
+                    entry.thread_id,
+                    entry.next_attempt_at,
+                    latest,
+                )
+                entry.next_attempt_at = latest
+                clamped = True
+        return entries, clamped
+
+    def _rebuilt(self, reason: str) -> list[PendingEntry]:
+        """Set the unreadable file aside; entries for what the store says the server lacks."""
+        moved = self.path.with_name(f"{self.path.name}.corrupt-{edits.now():%Y%m%dT%H%M%S%f}")
+        self.path.replace(moved)
+        ids = self._rebuild() if self._rebuild is not None else []
+        now = edits.now()
+        entries = [
+            PendingEntry(thread_id=i, op="save", enqueued_at=now, updated_at=now) for i in ids
+        ]
+        self.rebuilt.append(Rebuilt(moved, reason, tuple(ids)))
+        log.warning(
+            "sync queue %s did not parse (%s); moved to %s and rebuilt from the store: %d thread(s)",
+            self.path,
+            reason,
+            moved,
+            len(ids),
+        )
+        return entries
 
     def _write(self, entries: list[PendingEntry]) -> None:
         data = {"format": QUEUE_FORMAT, "entries": [e.model_dump(mode="python") for e in entries]}
@@ -114,22 +199,28 @@ class PendingSyncQueue:
 
     def _change(self, change: Callable[[list[PendingEntry]], bool]) -> None:
         with locked(self._lock, self._timeout):
-            entries = self._read()
-            if change(entries):
+            entries, dirty = self._read()
+            if change(entries) or dirty:
                 self._write(entries)
 
     def entries(self) -> list[PendingEntry]:
-        """Every entry, oldest first (pending and failed)."""
+        """Every entry, oldest first (pending and failed). An unreadable file is rebuilt and a
+        retry time past the cap brought back (see the class), and the result written."""
         with locked(self._lock, self._timeout):
-            return self._read()
+            entries, dirty = self._read()
+            if dirty:
+                self._write(entries)
+            return entries
 
     def add(self, thread_id: str, op: Op, payload: dict[str, Any] | None = None) -> None:
         """Enqueue, deduplicated per (thread, op).
 
         A pending ``save`` entry already covers any later save (the push reads the file as it
-        is then), so enqueuing it again writes nothing. A failed entry becomes pending again
-        (the thread changed; it may pass now). ``patch`` payloads are composed and the entry
-        gets a new generation. A ``delete`` replaces the thread's other entries.
+        is then), so enqueuing it again writes nothing, unless it was backing off: it becomes
+        due at once (issue 15, item 4: a new save never waits out an old failure's delay). A
+        failed entry becomes pending again (the thread changed; it may pass now). ``patch``
+        payloads are composed and the entry gets a new generation, due at once. A ``delete``
+        replaces the thread's other entries.
         """
         now = edits.now()
 
@@ -139,11 +230,13 @@ class PendingSyncQueue:
             for entry in entries:
                 if entry.thread_id == thread_id and entry.op == op:
                     if op == "save" and not entry.failed:
-                        return False
+                        if entry.next_attempt_at is None:
+                            return False
+                        entry.next_attempt_at = None  # due now; its retry count stays
+                        return True
                     entry.generation += 1
                     entry.updated_at = now
-                    if entry.failed_at is not None:
-                        entry.failed_at = entry.next_attempt_at = None
+                    entry.failed_at = entry.next_attempt_at = None
                     if payload is not None:
                         entry.payload = edits.compose_patches(entry.payload or {}, payload)
                     return True
@@ -301,6 +394,8 @@ __all__ = [
     "Op",
     "PendingEntry",
     "PendingSyncQueue",
+    "Rebuild",
+    "Rebuilt",
     "ThreadState",
     "ThreadStates",
     "backoff_delay",
