@@ -186,8 +186,11 @@ def _load(existing: _Loader, thread_id: str) -> Thread | None:
 
 def _owned(existing: _Loader, thread: Thread, owner: ImportOwner | None) -> Thread:
     """``thread`` (the file's own ids) under the owner's key, or under an earlier key of this
-    machine when the store already holds it so."""
+    machine when the store already holds it so; a session imported before issue 15 (under
+    its bare id) keeps that id, so an upgrade makes no second copies."""
     if owner is None:
+        return thread
+    if _load(existing, str(thread.id)) is not None:
         return thread
     for key in owner.earlier:
         keyed = owned_by(thread, key)

@@ -233,3 +233,20 @@ def test_an_import_on_a_second_machine_keeps_the_visibility_the_first_widened(
     assert get(server, token, thread_id).json()["visibility"] == "organization"
     shown = json.loads(desktop("show", thread_id, "--json").out)
     assert shown["visibility"] == "organization"
+
+
+def test_a_session_imported_before_per_owner_ids_keeps_its_id(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    from loomsync.importers import import_path
+
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    store = alice.agent()
+    for thread in import_path(TRANSCRIPTS / "codex-rollout").threads:  # as the old client did
+        store.save(thread)
+    store.close()
+    again = imported(alice, "codex", CODEX)
+    assert again["created"] == []
+    assert CODEX_THREAD in again["unchanged"]  # type: ignore[operator]
