@@ -29,7 +29,7 @@ from loomsync.connect import open_store
 from loomsync.errors import AuthError, ConfigError, LoomsyncError
 from loomsync.export import export as export_thread
 from loomsync.importers import FORMATS
-from loomsync.importing import import_sessions, session_files
+from loomsync.importing import import_owner, import_sessions, session_files
 from loomsync.model import Thread
 from loomsync.resume import Resumed, workspace_changes
 from loomsync.summary import ArchivedFilter
@@ -323,9 +323,12 @@ def import_command(
             transient=True,
         ) as progress:
             task = progress.add_task("import", total=len(files))
+            paths_ = default_paths()
+            owner = import_owner(paths_, load_config(paths_), create=not dry_run)
             summary = import_sessions(
                 store, fmt, files, existing=store.local, since=when, dry_run=dry_run,
                 progress=lambda _: progress.advance(task), redaction=store.local.redaction,
+                owner=owner,
             )  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []

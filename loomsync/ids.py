@@ -5,6 +5,7 @@ New identifiers are UUIDv7 (RFC 9562), so they sort by creation time.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -13,6 +14,10 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_core import PydanticCustomError, core_schema
 
 PREFIX = "T-"
+
+#: Namespace of the per-owner ids of imported sessions (:meth:`ThreadId.owned`). Fixed
+#: forever: changing it would give every imported session a new id on the next import.
+OWNED_NAMESPACE = uuid.UUID("3f1c7a52-2d0e-4d55-9a43-6a1f0e7b9c21")
 
 
 class InvalidThreadId(ValueError):
@@ -56,6 +61,24 @@ class ThreadId(str):
         """Return the id for a UUID value (any version)."""
         return cls(PREFIX + str(value))
 
+    @classmethod
+    def owned(cls, owner: str, thread_id: str) -> ThreadId:
+        """The id an import of ``thread_id`` (a session's own id, as the importers derive it)
+        gets for ``owner``: ``T-`` + UUIDv5 in :data:`OWNED_NAMESPACE` over ``[owner,
+        thread_id]`` (RFC 9562 section 5.5).
+
+        Two owners never share an imported id, the same owner gets the same id on every
+        machine, and nobody who knows only a session's UUID can compute (and pre-create) the
+        id of its owner's copy without also naming that owner (issue 15, item 5). ``owner`` is
+        the token's ``sub`` (API.md section 3), or a key of this machine when not logged in
+        (:func:`loomsync.importing.import_owner`).
+
+        Raises:
+            InvalidThreadId: ``thread_id`` is not a thread id.
+        """
+        base = cls.parse(thread_id)
+        return cls.from_uuid(uuid.uuid5(OWNED_NAMESPACE, json.dumps([owner, str(base)])))
+
     @property
     def uuid(self) -> uuid.UUID:
         """The UUID part of the id."""
@@ -80,4 +103,4 @@ class ThreadId(str):
         )
 
 
-__all__ = ["PREFIX", "InvalidThreadId", "ThreadId"]
+__all__ = ["OWNED_NAMESPACE", "PREFIX", "InvalidThreadId", "ThreadId"]

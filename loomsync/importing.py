@@ -8,10 +8,17 @@ Each imported session is redacted before it is compared with the stored copy (wh
 redacted: issue 12, item 1), so a re-import of a session holding credentials is "unchanged",
 not an update. A new session gets the store's default visibility (``private`` unless
 configured); a stored copy keeps the visibility it has.
+
+Ids are per owner (issue 15, item 5; :class:`ImportOwner`): the logged-in token's ``sub``, or a
+key of this machine when not logged in, so two people importing one file never collide and
+nobody can pre-create the id of someone else's import.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,8 +26,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from loomsync.config import ClientConfig, ClientPaths
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
+from loomsync.files import atomic_write, ensure_dir
 from loomsync.importers import FORMATS, ImportResult
+from loomsync.importers.common import owned_by
 from loomsync.model import Thread
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.terminal import printable
@@ -85,6 +95,58 @@ class ImportSummary:
         return [printable(line) for line in out]
 
 
+@dataclass(frozen=True, slots=True)
+class ImportOwner:
+    """Whose ids an import makes (issue 15, item 5; :meth:`loomsync.ids.ThreadId.owned`).
+
+    ``key``: the logged-in token's ``sub``, else this machine's key (``machine:<uuid>``).
+    ``earlier``: keys an earlier import on this machine may have used (the machine's key, once
+    one exists, when logged in): a session already stored under one of them keeps that id.
+    """
+
+    key: str
+    earlier: tuple[str, ...] = ()
+    logged_in: bool = False
+
+
+def token_subject(token: str | None) -> str | None:
+    """The ``sub`` claim of a JWT, read without verifying it (the client holds its own token;
+    the server checks it); None for a token that is not a JWT or has no string ``sub``."""
+    try:
+        payload = (token or "").split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    sub = claims.get("sub") if isinstance(claims, dict) else None
+    return sub if isinstance(sub, str) and sub.strip() else None
+
+
+def import_owner(paths: ClientPaths, config: ClientConfig, *, create: bool = True) -> ImportOwner:
+    """The owner ``loomsync import`` keys ids by (issue 15, item 5).
+
+    Logged in with a JWT: its ``sub``, so the same person gets the same ids on every machine
+    and two people never share one. Otherwise (offline, an opaque token): a random key of this
+    machine kept in ``<config>/import-owner`` (made on first use unless ``create`` is False):
+    nobody else can compute those ids either, and a later import while logged in keeps
+    updating the threads stored under it instead of making second copies.
+    """
+    file = paths.config_dir / "import-owner"
+    try:
+        machine: str | None = file.read_text().strip() or None
+    except FileNotFoundError:
+        machine = None
+    token = config.token.get_secret_value() if config.token else None
+    sub = token_subject(token) if config.logged_in else None
+    if sub is not None:
+        return ImportOwner(sub, (machine,) if machine else (), logged_in=True)
+    if machine is None:
+        machine = f"machine:{uuid.uuid4()}"
+        if create:
+            ensure_dir(paths.config_dir)
+            atomic_write(file, (machine + "\n").encode())
+    return ImportOwner(machine)
+
+
 def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
     """The files of ``format_name`` under ``paths`` (default: the format's usual folders).
 
@@ -115,6 +177,28 @@ def _older_capture(imported: Thread, stored: Thread) -> bool:
     return len(mine) < len(theirs) and theirs[: len(mine)] == mine
 
 
+def _load(existing: _Loader, thread_id: str) -> Thread | None:
+    try:
+        return existing.load(thread_id)
+    except (ThreadNotFoundError, CorruptThreadError):
+        return None
+
+
+def _owned(existing: _Loader, thread: Thread, owner: ImportOwner | None) -> Thread:
+    """``thread`` (the file's own ids) under the owner's key, or under an earlier key of this
+    machine when the store already holds it so; a session imported before issue 15 (under
+    its bare id) keeps that id, so an upgrade makes no second copies."""
+    if owner is None:
+        return thread
+    if _load(existing, str(thread.id)) is not None:
+        return thread
+    for key in owner.earlier:
+        keyed = owned_by(thread, key)
+        if _load(existing, str(keyed.id)) is not None:
+            return keyed
+    return owned_by(thread, owner.key)
+
+
 def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
     """The imported document, keeping what a person set on the stored copy (visibility,
     sharing, privacy, tags, pin)."""
@@ -135,13 +219,15 @@ def import_sessions(
     dry_run: bool = False,
     progress: Callable[[Path], None] | None = None,
     redaction: Redaction | None = None,
+    owner: ImportOwner | None = None,
 ) -> ImportSummary:
     """Import every session in ``files`` into ``store``.
 
     ``existing`` answers what is already stored (the local store: an import never asks the
     server). A thread whose ``last_activity_at`` is before ``since`` (UTC) is left out. With
     ``dry_run`` nothing is written. ``progress`` is called after each file. ``redaction``:
-    the store's (default: the detector without an allow-list).
+    the store's (default: the detector without an allow-list). ``owner``: whose ids the
+    threads get (:func:`import_owner`; None: the ids the files carry).
 
     Raises:
         KeyError: unknown format.
@@ -154,7 +240,7 @@ def import_sessions(
         summary.skipped_lines.update(result.skipped)
         summary.warnings.extend(result.warnings)
         for thread in result.threads:
-            clean = (redaction or default_redaction()).thread(thread)
+            clean = (redaction or default_redaction()).thread(_owned(existing, thread, owner))
             _import_one(store, existing, clean, since, dry_run, summary)
         if progress is not None:
             progress(path)
@@ -174,10 +260,7 @@ def _import_one(
     if since is not None and activity is not None and activity < since:
         summary.older.append(thread_id)
         return
-    try:
-        stored: Thread | None = existing.load(thread_id)
-    except (ThreadNotFoundError, CorruptThreadError):
-        stored = None
+    stored = _load(existing, thread_id)
     if stored is None:
         summary.created.append(thread_id)
         if not dry_run:
@@ -196,4 +279,11 @@ def _import_one(
         store.save(candidate.model_copy(update={"version": stored.version}))
 
 
-__all__ = ["ImportSummary", "import_sessions", "session_files"]
+__all__ = [
+    "ImportOwner",
+    "ImportSummary",
+    "import_owner",
+    "import_sessions",
+    "session_files",
+    "token_subject",
+]

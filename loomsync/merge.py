@@ -257,6 +257,26 @@ class Resolution:
     merged: Thread
 
 
+#: Visibilities from the narrowest (API.md section 2).
+_WIDTH = {"private": 0, "organization": 1, "public": 2}
+
+
+def _widest_sharing(fields: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with the wider ``visibility`` and support sharing of it and ``server``.
+
+    For a first upload meeting a server copy (no ancestor): a copy never synced holds the
+    default it got here, not a choice, so it never narrows a copy someone widened (a re-import
+    on another machine after ``loomsync share``, issue 15 item 5); narrowing is an edit made
+    on top of a known version."""
+    out = dict(fields)
+    mine, theirs = fields.get("visibility"), server.get("visibility")
+    if theirs in _WIDTH and (mine not in _WIDTH or _WIDTH[theirs] > _WIDTH[mine]):
+        out["visibility"] = theirs
+    if server.get("is_shared_with_support") is True:
+        out["is_shared_with_support"] = True
+    return out
+
+
 def resolve_conflict(local: Thread, base: SyncBase | None, server: Thread) -> Resolution:
     """Merge the local copy with the server's copy (``current`` of a 409); redaction markers
     either side holds are kept (:func:`adopt_markers`)."""
@@ -274,6 +294,8 @@ def resolve_conflict(local: Thread, base: SyncBase | None, server: Thread) -> Re
     else:
         return Resolution("diverged", server)
     fields = merge_fields(base.fields if base else None, local_fields, server_fields)
+    if base is None:
+        fields = _widest_sharing(fields, server_fields)
     archived = (local.model_extra or {}).get("archived_at")
     extra = {"archived_at": archived} if archived else {}
     return Resolution(kind, build(server, fields, messages, is_private=local.is_private, **extra))

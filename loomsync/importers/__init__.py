@@ -11,7 +11,10 @@ entry in :data:`FORMATS`::
 
 Thread ids are stable: ``T-<session uuid>`` when the agent names its session with a UUID,
 otherwise a UUIDv5 (:data:`~loomsync.importers.common.NAMESPACE`) over the format and the
-session's identity, so importing again gives the same ids and the same documents.
+session's identity, so importing again gives the same ids and the same documents. With
+``owner`` (the token's ``sub``) every id is re-keyed for that owner (:meth:`ThreadId.owned`,
+issue 15 item 5): two people importing one file get two threads, and the same person gets the
+same ids on every machine. ``loomsync import`` always passes an owner.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loomsync.importers import aider, claude_code, codex, gemini_cli, openhands, swe_agent
-from loomsync.importers.common import Importer, ImportResult
+from loomsync.importers.common import Importer, ImportResult, owned_by
 
 #: Every supported format by name, in the order :func:`detect_format` tries them.
 FORMATS: dict[str, Importer] = {
@@ -43,12 +46,24 @@ def detect_format(path: Path) -> str | None:
     return next((name for name, importer in FORMATS.items() if importer.detect(path)), None)
 
 
-def import_path(path: Path, format: str | None = None) -> ImportResult:
+def parse_file(importer: Importer, path: Path, owner: str | None = None) -> ImportResult:
+    """``importer.parse(path)``, its threads re-keyed for ``owner`` (:func:`owned_by`; None:
+    the file's own ids)."""
+    result = importer.parse(path)
+    if owner is not None:
+        result.threads = [owned_by(thread, owner) for thread in result.threads]
+    return result
+
+
+def import_path(path: Path, format: str | None = None, *, owner: str | None = None) -> ImportResult:
     """Import every session file at ``path`` (a file, or a folder searched recursively).
 
     With ``format`` only that importer is used; otherwise each file is read by the format
     :func:`detect_format` finds. A file no importer recognises is reported in ``warnings``
     when it was named directly; files that cannot be read are reported and skipped.
+
+    ``owner``: re-key every id for this owner (:func:`parse_file`); None gives the ids the
+    files carry, as before issue 15.
 
     Raises:
         KeyError: ``format`` is not a key of :data:`FORMATS`.
@@ -60,7 +75,7 @@ def import_path(path: Path, format: str | None = None) -> ImportResult:
         if name is None:
             result.warnings.append(f"{path}: not a session file of a known format")
         else:
-            result.add(FORMATS[name].parse(path))
+            result.add(parse_file(FORMATS[name], path, owner))
         return result
     if not path.exists():
         result.warnings.append(f"{path}: no such file or folder")
@@ -70,8 +85,8 @@ def import_path(path: Path, format: str | None = None) -> ImportResult:
         for file in importer.discover(path):
             if file not in seen:
                 seen.add(file)
-                result.add(importer.parse(file))
+                result.add(parse_file(importer, file, owner))
     return result
 
 
-__all__ = ["FORMATS", "ImportResult", "Importer", "detect_format", "import_path"]
+__all__ = ["FORMATS", "ImportResult", "Importer", "detect_format", "import_path", "parse_file"]

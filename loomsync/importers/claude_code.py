@@ -18,7 +18,9 @@ answer are left out. What comes out, in file order:
   ``queue-operation`` lines are not content.
 
 A subagent file, and each sidechain inside a session file, becomes a thread of its own with
-``metadata.extra.parent_thread_id`` set to the session's thread.
+``metadata.extra.parent_thread_id`` set to the session's thread. A session started by
+``claude --resume`` (its file opens with the resumed history under the old ``sessionId``) is
+its own thread with ``metadata.extra.resumed_from`` naming the thread it continues.
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ def _thread(
             "agent": "claude-code",
             "version": _last(selected, "version"),
             "file": path.name,
-            "session_id": _first(selected, "sessionId"),
+            "session_id": _last(selected, "sessionId"),
             "agent_id": _first(selected, "agentId"),
         },
         title=title or _title(messages),
@@ -266,6 +268,20 @@ def _sidechains(entries: list[Entry]) -> dict[str, list[Entry]]:
     return groups
 
 
+def _session_of(entries: list[Entry], fallback: str) -> tuple[str, str | None]:
+    """``(session id, id of the session it resumes or None)`` of a transcript.
+
+    ``claude --resume`` starts a new session whose file begins with a copy of the history it
+    continues, the copied lines keeping the old ``sessionId`` (issue 15, item 5): such a file
+    is the session of its file name (a UUID among its ids), else of its last ``sessionId``,
+    and it resumes the first one. A file with one ``sessionId`` is that session."""
+    ids = list(dict.fromkeys(v for e in entries if (v := as_str(e.get("sessionId")))))
+    if not ids:
+        return fallback, None
+    own = fallback if fallback in ids else ids[-1]
+    return own, (ids[0] if ids[0] != own else None)
+
+
 def parse(path: Path) -> ImportResult:
     """Read one transcript: the session thread plus one thread per sidechain in it, or one
     subagent thread for an ``agent-*.jsonl`` file. Damaged lines are skipped and counted; an
@@ -290,7 +306,7 @@ def parse(path: Path) -> ImportResult:
             entries.append(record)
     conversation = [e for e in entries if e.get("type") in _CONVERSATION]
     folder = path.parent.parent.name if path.parent.name == "subagents" else None
-    session_id = _first(entries, "sessionId") or folder or path.stem
+    session_id, resumed_from = _session_of(entries, folder or path.stem)
     session = session_thread_id(NAME, session_id)
     threads: list[Thread | None] = []
     if path.name.startswith("agent-") or (
@@ -304,7 +320,8 @@ def parse(path: Path) -> ImportResult:
         uuids = {e["uuid"] for e in main}
         leaf_titles = [s for s, leaf in summaries if leaf in uuids]
         title = leaf_titles[-1] if leaf_titles else (summaries[0][0] if summaries else None)
-        threads.append(_thread(path, main, session, clip_title(title), {}))
+        link = {"resumed_from": session_thread_id(NAME, resumed_from)} if resumed_from else {}
+        threads.append(_thread(path, main, session, clip_title(title), link))
         sidechains = _sidechains([e for e in entries if e.get("isSidechain")])
         for root, group in sidechains.items():
             thread_id = name_thread_id(NAME, "sidechain", session_id, root)

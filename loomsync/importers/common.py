@@ -293,6 +293,29 @@ def session_thread_id(fmt: str, session_id: str) -> ThreadId:
         return name_thread_id(fmt, session_id)
 
 
+#: ``metadata.extra`` keys that name another imported thread; :func:`owned_by` re-keys them.
+LINKS = ("parent_thread_id", "resumed_from")
+
+
+def owned_by(thread: Thread, owner: str | None) -> Thread:
+    """``thread`` under ``owner``'s ids (issue 15, item 5): its id and the imported threads it
+    names in ``metadata.extra`` (:data:`LINKS`) become :meth:`ThreadId.owned` ids, and
+    ``metadata.extra.source.session_thread_id`` keeps the owner-free id the file gives. With
+    ``owner`` None the thread is returned unchanged (the ids of :func:`import_path` without
+    an owner, which tests and the search benchmark name threads by)."""
+    if owner is None:
+        return thread
+    extra = dict(thread.metadata.extra or {})
+    for key in LINKS:
+        if isinstance(extra.get(key), str):
+            extra[key] = str(ThreadId.owned(owner, extra[key]))
+    extra["source"] = {**as_dict(extra.get("source")), "session_thread_id": str(thread.id)}
+    metadata = thread.metadata.model_copy(update={"extra": extra})
+    return thread.model_copy(
+        update={"id": ThreadId.owned(owner, str(thread.id)), "metadata": metadata}
+    )
+
+
 def file_identity(path: Path) -> str:
     """How a session file without an id of its own is named in its thread id: its folder's
     name and its own name (stable when the folder moves, distinct between projects)."""
@@ -337,6 +360,7 @@ def build_thread(
 
 
 __all__ = [
+    "LINKS",
     "NAMESPACE",
     "TITLE_LENGTH",
     "ImportResult",
@@ -354,6 +378,7 @@ __all__ = [
     "home",
     "json_text",
     "name_thread_id",
+    "owned_by",
     "parse_time",
     "read_bytes",
     "read_json",

@@ -23,6 +23,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from loomsync.ids import ThreadId
 from tests.invented import checksummed
 
 DATA = Path(__file__).parent / "data" / "claude-code-planted"
@@ -292,14 +293,14 @@ def transcript() -> str:
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in _lines())
 
 
-def session_copy(folder: Path) -> tuple[Path, str]:
-    """The fixture written into ``folder`` under a fresh session id, and its thread id:
-    session ids are global on a server, so each test that syncs the session imports its own."""
+def session_copy(folder: Path, owner: str) -> tuple[Path, str]:
+    """The fixture written into ``folder`` under a fresh session id, and the id of its thread
+    once ``owner`` (a token's ``sub``) imports it (issue 15, item 5: import ids are per owner)."""
     session = str(uuid.uuid4())
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{session}.jsonl"
     path.write_text(transcript().replace(SESSION, session), encoding="utf-8")
-    return path, f"T-{session}"
+    return path, str(ThreadId.owned(owner, f"T-{session}"))
 
 
 def every_value() -> list[tuple[str, str]]:

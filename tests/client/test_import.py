@@ -15,7 +15,9 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from app.database import migrate_async
+from loomsync.ids import ThreadId
 from loomsync.importers import import_path
+from loomsync.importing import token_subject
 from tests.client.conftest import LiveServer, Person, login, wait_for
 from tests.database import create_database, drop_database
 
@@ -56,6 +58,19 @@ def token(settings: Settings, new_user) -> str:
     return create_token(settings, new_user("importer"), org="acme")
 
 
+def owned(token: str, thread_id: str) -> str:
+    """The id ``thread_id`` (a session's own) gets when imported with ``token`` (issue 15)."""
+    sub = token_subject(token)
+    assert sub is not None
+    return str(ThreadId.owned(sub, thread_id))
+
+
+def offline(person: Person, thread_id: str) -> str:
+    """The id ``thread_id`` gets when ``person`` imports it not logged in (this machine's key)."""
+    key = (person.paths.config_dir / "import-owner").read_text().strip()
+    return str(ThreadId.owned(key, thread_id))
+
+
 def search(server: LiveServer, token: str, q: str) -> list[dict[str, object]]:
     response = httpx.get(
         f"{server.url}/api/threads/search",
@@ -71,6 +86,7 @@ def test_import_everything_sync_search_and_show(
     person: Person, server: LiveServer, token: str
 ) -> None:
     assert login(person, server, token).code == 0
+    codex = owned(token, CODEX_THREAD)
     created = 0
     for fmt, folder in FORMAT_FOLDERS.items():
         result = person("import", fmt, str(TRANSCRIPTS / folder), "--json")
@@ -82,13 +98,11 @@ def test_import_everything_sync_search_and_show(
     assert created >= 30
 
     prompt_hits = search(server, token, "summarize purpuse and explain goals")  # a user prompt
-    assert CODEX_THREAD in [h["thread"]["id"] for h in prompt_hits]  # type: ignore[index]
+    assert codex in [h["thread"]["id"] for h in prompt_hits]  # type: ignore[index]
 
-    tool_hits = [
-        h for h in search(server, token, "commitlint") if h["thread"]["id"] == CODEX_THREAD
-    ]  # type: ignore[index]
+    tool_hits = [h for h in search(server, token, "commitlint") if h["thread"]["id"] == codex]  # type: ignore[index]
     assert tool_hits, "a word only in a tool output is found"
-    shown = json.loads(person("show", CODEX_THREAD, "--json").out)
+    shown = json.loads(person("show", codex, "--json").out)
     assert shown["conversation"]["messages"][tool_hits[0]["message_index"]]["role"] == "tool"  # type: ignore[index]
 
     subagent = "lifecycle hooks and an active session registry"
@@ -99,7 +113,7 @@ def test_import_everything_sync_search_and_show(
     ]  # fmt: skip
     assert children, "the subagent transcript is its own thread and is found"
 
-    transcript = person("show", CODEX_THREAD)
+    transcript = person("show", codex)
     assert transcript.code == 0
     assert "what is current repository about" in transcript.out
     assert "user" in transcript.out.lower()
@@ -130,29 +144,32 @@ def test_a_session_that_grew_is_synced_by_append(
     person: Person, server: LiveServer, token: str, tmp_path: Path
 ) -> None:
     assert login(person, server, token).code == 0
+    claude = owned(token, CLAUDE_SESSION)
     live = tmp_path / "projects" / "-home-me-app"
     live.mkdir(parents=True)
     session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
     shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
     first = json.loads(person("import", "claude-code", str(live), "--json").out)
-    assert CLAUDE_SESSION in first["created"]
+    assert claude in first["created"]
     # the server logs a request after answering it: wait for the first import's PUT to show
-    wait_for(lambda: f"PUT /api/threads/{CLAUDE_SESSION}" in server.requests(), what="PUT logged")
+    wait_for(lambda: f"PUT /api/threads/{claude}" in server.requests(), what="PUT logged")
     before = len(server.requests())
 
     shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
     second = json.loads(person("import", "claude-code", str(live), "--json").out)
-    assert second["updated"] == [CLAUDE_SESSION]
+    assert second["updated"] == [claude]
     assert second["pending"] == 0
-    writes = [r for r in server.requests_about(CLAUDE_SESSION, before) if not r.startswith("GET")]
-    assert writes == [f"POST /api/threads/{CLAUDE_SESSION}/messages"]
+    writes = [r for r in server.requests_about(claude, before) if not r.startswith("GET")]
+    assert writes == [f"POST /api/threads/{claude}/messages"]
 
-    local = json.loads(person("show", CLAUDE_SESSION, "--json").out)
+    local = json.loads(person("show", claude, "--json").out)
     reference = tmp_path / "reference"
     reference.mkdir()
     shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", reference / session.name)
     expected = next(
-        t for t in import_path(reference, "claude-code").threads if str(t.id) == CLAUDE_SESSION
+        t
+        for t in import_path(reference, "claude-code", owner=token_subject(token)).threads
+        if str(t.id) == claude
     )
 
     def without_nulls(messages: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -209,21 +226,21 @@ def test_an_older_capture_never_shortens_a_thread(person: Person, tmp_path: Path
     session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
     shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
     json.loads(person("import", "claude-code", str(live), "--json").out)
-    longer = len(
-        json.loads(person("show", CLAUDE_SESSION, "--json").out)["conversation"]["messages"]
-    )
+    claude = offline(person, CLAUDE_SESSION)
+    longer = len(json.loads(person("show", claude, "--json").out)["conversation"]["messages"])
     shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
     again = json.loads(person("import", "claude-code", str(live), "--json").out)
-    assert again["unchanged"] == [CLAUDE_SESSION]
-    shown = json.loads(person("show", CLAUDE_SESSION, "--json").out)
+    assert again["unchanged"] == [claude]
+    shown = json.loads(person("show", claude, "--json").out)
     assert len(shown["conversation"]["messages"]) == longer
 
 
 def test_both_captures_in_one_folder_count_once_and_keep_the_longer(person: Person) -> None:
     folder = TRANSCRIPTS / "claude-code"
     first = json.loads(person("import", "claude-code", str(folder), "--json").out)
-    assert first["created"].count(CLAUDE_SESSION) == 1
-    assert CLAUDE_SESSION not in first["updated"]
+    claude = offline(person, CLAUDE_SESSION)
+    assert first["created"].count(claude) == 1
+    assert claude not in first["updated"]
     again = json.loads(person("import", "claude-code", str(folder), "--json").out)
     assert again["updated"] == []
     assert again["created"] == []

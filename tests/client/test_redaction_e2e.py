@@ -100,7 +100,7 @@ def scenario(
     mate_token = create_token(settings, f"mate-{suffix}", org=org)
     root = tmp_path_factory.mktemp("e2e")
     owner = _person(root)
-    transcript, thread_id = planted.session_copy(root / "sessions")
+    transcript, thread_id = planted.session_copy(root / "sessions", f"owner-{suffix}")
     with (
         recording_proxy(live_server.url) as (url, proxy),
         httpx.Client(

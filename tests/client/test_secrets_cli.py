@@ -18,6 +18,8 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from loomsync import codec
+from loomsync.ids import ThreadId
+from loomsync.importing import token_subject
 from loomsync.model import Thread
 from tests.client import planted
 from tests.client.conftest import LiveServer, Person, login
@@ -214,7 +216,9 @@ def test_new_threads_get_the_configured_visibility_and_existing_ones_keep_theirs
     person.paths.config_file.write_text(
         person.paths.config_file.read_text() + 'default_visibility = "organization"\n'
     )
-    transcript, thread_id = planted.session_copy(person.home / "sessions")
+    transcript, thread_id = planted.session_copy(
+        person.home / "sessions", str(token_subject(account))
+    )
     imported = person("import", "claude-code", str(transcript))
     assert imported.code == 0, imported.err
     copy = httpx.get(f"{live_server.url}/api/threads/{thread_id}", headers=headers(account))
@@ -249,7 +253,9 @@ def test_allow_list_keeps_what_the_user_says_is_not_a_secret(person: Person) -> 
         f'[redaction]\nallow = ["{AWS}"]\nallow_patterns = ["ghp_[A-Za-z0-9]{{36}}"]\n'
     )
     assert person("import", "claude-code", str(planted.DATA)).code == 0
-    stored = (person.paths.threads_dir / f"{planted.THREAD_ID}.json").read_text()
+    machine = (person.paths.config_dir / "import-owner").read_text().strip()  # not logged in
+    thread_id = ThreadId.owned(machine, planted.THREAD_ID)
+    stored = (person.paths.threads_dir / f"{thread_id}.json").read_text()
     assert AWS in stored
     assert planted.GITHUB in stored
     assert "-----BEGIN RSA PRIVATE KEY-----" not in stored

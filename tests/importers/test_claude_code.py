@@ -185,3 +185,65 @@ def test_a_session_opened_by_a_slash_command_is_titled_by_it() -> None:
     assert (
         thread.metadata.title == "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"
     )
+
+
+RESUMED = "5d1a0c6e-3b7f-4e2a-9c1d-8f0e6a2b4c13"
+
+
+def test_a_resumed_session_is_its_own_thread_linked_to_the_one_it_continues(
+    tmp_path: Path,
+) -> None:
+    """``claude --resume`` (issue 15, item 5): a new file under the new session id, opening
+    with the history it continues (those lines keep the old ``sessionId``), then new turns."""
+    history = [
+        _line("u1", None, "user", "first question"),
+        _line("a1", "u1", "assistant", [{"type": "text", "text": "first answer"}], message_id="m1"),
+    ]
+    original = _write(tmp_path / f"{SESSION}.jsonl", history)
+    resumed = _write(
+        tmp_path / f"{RESUMED}.jsonl",
+        [
+            *history,
+            {**_line("u2", "a1", "user", "and then?"), "sessionId": RESUMED},
+            {
+                **_line(
+                    "a2", "u2", "assistant", [{"type": "text", "text": "more"}], message_id="m2"
+                ),
+                "sessionId": RESUMED,
+            },
+        ],
+    )
+
+    [first] = claude_code.parse(original).threads
+    [second] = claude_code.parse(resumed).threads
+
+    assert str(first.id) == f"T-{SESSION}"
+    assert "resumed_from" not in (first.metadata.extra or {})
+    assert str(second.id) == f"T-{RESUMED}"
+    assert second.metadata.extra["resumed_from"] == f"T-{SESSION}"
+    assert second.metadata.extra["source"]["session_id"] == RESUMED
+    assert [m.content for m in second.messages] == [
+        "first question", "first answer", "and then?", "more"
+    ]  # fmt: skip
+
+
+def test_owner_keyed_ids_rekey_the_links_too(tmp_path: Path) -> None:
+    from loomsync.importers import import_path
+
+    path = _write(
+        tmp_path / f"{RESUMED}.jsonl",
+        [
+            _line("u1", None, "user", "first question"),
+            {**_line("u2", "u1", "user", "again"), "sessionId": RESUMED},
+        ],
+    )
+    [plain] = import_path(path).threads
+    [alice] = import_path(path, owner="alice").threads
+    [bob] = import_path(path, owner="bob").threads
+
+    assert str(plain.id) == f"T-{RESUMED}"  # no owner: the file's own ids, as before
+    assert len({plain.id, alice.id, bob.id}) == 3
+    assert alice.id == ThreadId.owned("alice", f"T-{RESUMED}")
+    assert alice.metadata.extra["resumed_from"] == ThreadId.owned("alice", f"T-{SESSION}")
+    assert alice.metadata.extra["source"]["session_thread_id"] == f"T-{RESUMED}"
+    assert import_path(path, owner="alice").threads[0] == alice  # same owner, same document

@@ -40,6 +40,7 @@ def test_importing_the_importers_never_imports_the_server() -> None:
         "Importer",
         "detect_format",
         "import_path",
+        "parse_file",
     ]
 
 

@@ -1,0 +1,252 @@
+"""Imported ids are per owner (issue 15, item 5): two people importing the same transcript
+each get a thread of their own on one real server, the same person gets the same ids on every
+machine, a session UUID someone learnt blocks nobody, an offline import keeps its ids once
+logged in, and a re-import never narrows a visibility widened since."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.auth import create_token
+from app.config import Settings
+from app.database import migrate_async
+from loomsync.ids import ThreadId
+from loomsync.importing import token_subject
+from tests.client.conftest import LiveServer, Person, login
+from tests.client.test_import import CLAUDE_SESSION, CODEX_THREAD, TRANSCRIPTS
+from tests.database import create_database, drop_database
+from tests.homes import home_env
+
+CODEX = str(TRANSCRIPTS / "codex-rollout")
+
+
+@pytest.fixture
+async def import_database(pg_server: str) -> AsyncIterator[str]:
+    """A database per test: the bare session ids are global and would meet other tests'."""
+    url = await create_database(pg_server)
+    await migrate_async(url)
+    yield url
+    await drop_database(pg_server, url)
+
+
+@pytest.fixture
+def server(import_database: str, settings: Settings, tmp_path: Path) -> Iterator[LiveServer]:
+    assert settings.jwt_secret is not None
+    live = LiveServer(import_database, settings.jwt_secret.get_secret_value(), tmp_path)
+    live.env["LOOMSYNC_MAX_BODY_BYTES"] = str(64 * 1024 * 1024)
+    live.start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def someone(tmp_path: Path) -> Callable[[str], Person]:
+    """``someone("alice")``: a person with a HOME of their own (a machine)."""
+
+    def make(name: str) -> Person:
+        home = tmp_path / name
+        home.mkdir()
+        env = home_env(home, COLUMNS="120", LOOMSYNC_RETRIES="1")
+        return Person(home, env)
+
+    return make
+
+
+def owned(token: str, thread_id: str) -> str:
+    sub = token_subject(token)
+    assert sub is not None
+    return str(ThreadId.owned(sub, thread_id))
+
+
+def get(server: LiveServer, token: str, thread_id: str) -> httpx.Response:
+    return httpx.get(
+        f"{server.url}/api/threads/{thread_id}", headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+def imported(person: Person, *args: str) -> dict[str, object]:
+    result = person("import", *args, "--json")
+    assert result.code == 0, result.out + result.err
+    summary: dict[str, object] = json.loads(result.out)
+    return summary
+
+
+def test_two_people_import_one_transcript_and_each_owns_a_copy(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    alice, bob = someone("alice"), someone("bob")
+    alice_token = create_token(settings, new_user("alice"), org="acme")
+    bob_token = create_token(settings, new_user("bob"), org="acme")
+    assert login(alice, server, alice_token).code == 0
+    assert login(bob, server, bob_token).code == 0
+
+    first = imported(alice, "codex", CODEX)
+    second = imported(bob, "codex", CODEX)  # refused (403/404) forever before issue 15
+    assert first["pending"] == second["pending"] == 0
+    assert owned(alice_token, CODEX_THREAD) in first["created"]  # type: ignore[operator]
+    assert owned(bob_token, CODEX_THREAD) in second["created"]  # type: ignore[operator]
+    assert not set(first["created"]) & set(second["created"])  # type: ignore[arg-type]
+    assert CODEX_THREAD not in first["created"]  # type: ignore[operator]
+
+    mine = get(server, bob_token, owned(bob_token, CODEX_THREAD))
+    assert mine.status_code == 200
+    assert mine.json()["metadata"]["extra"]["source"]["session_thread_id"] == CODEX_THREAD
+    assert get(server, bob_token, owned(alice_token, CODEX_THREAD)).status_code == 404
+
+
+def test_the_same_person_gets_the_same_ids_on_every_machine(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    token = create_token(settings, new_user("alice"), org="acme")
+    laptop, desktop = someone("laptop"), someone("desktop")
+    assert login(laptop, server, token).code == 0
+    assert login(desktop, server, token).code == 0
+    here = imported(laptop, "codex", CODEX)
+    there = imported(desktop, "codex", CODEX)
+    assert sorted(there["created"]) == sorted(here["created"])  # type: ignore[type-var]
+    assert there["pending"] == 0
+    listed = httpx.get(
+        f"{server.url}/api/threads",
+        params={"limit": 200},
+        headers={"Authorization": f"Bearer {token}"},
+    ).json()["threads"]
+    assert sorted(t["id"] for t in listed) == sorted(here["created"])  # type: ignore[type-var]  # no forks
+
+
+def test_a_session_uuid_someone_learnt_blocks_nobody(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    mallory_token = create_token(settings, new_user("mallory"), org="acme")
+    squat = {"conversation": {"messages": [{"role": "user", "content": "mine now"}]}}
+    created = httpx.put(
+        f"{server.url}/api/threads/{CODEX_THREAD}",
+        json=squat,
+        headers={"Authorization": f"Bearer {mallory_token}"},
+    )
+    assert created.status_code == 201
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    summary = imported(alice, "codex", CODEX)
+    assert summary["pending"] == 0
+    assert get(server, token, owned(token, CODEX_THREAD)).status_code == 200
+
+
+def test_an_offline_import_keeps_its_ids_after_login(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    alice = someone("alice")
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
+    offline = imported(alice, "claude-code", str(live))
+    ids: list[str] = offline["created"]  # type: ignore[assignment]
+    assert ids
+    assert CLAUDE_SESSION not in ids  # a key of this machine, not the bare session id
+
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
+    online = imported(alice, "claude-code", str(live))
+    assert online["created"] == []  # the grown session updates the offline thread
+    assert online["updated"]
+    assert set(online["updated"]) <= set(ids)  # type: ignore[arg-type]
+    assert online["pending"] == 0
+    for thread_id in ids:
+        assert get(server, token, thread_id).status_code == 200
+
+
+def test_a_reimport_never_narrows_a_visibility_widened_on_the_server(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
+    assert imported(alice, "claude-code", str(live))["pending"] == 0
+    thread_id = owned(token, CLAUDE_SESSION)
+
+    # widen it on the server, as the README tour's PUT does
+    stored = get(server, token, thread_id)
+    document = {**stored.json(), "visibility": "organization"}
+    widened = httpx.put(
+        f"{server.url}/api/threads/{thread_id}",
+        json=document,
+        headers={"Authorization": f"Bearer {token}", "If-Match": stored.headers["ETag"]},
+    )
+    assert widened.status_code == 200, widened.text
+
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
+    again = imported(alice, "claude-code", str(live))
+    assert again["updated"] == [thread_id]
+    assert again["pending"] == 0
+    after = get(server, token, thread_id).json()
+    assert after["visibility"] == "organization"
+    shown = json.loads(alice("show", thread_id, "--json").out)
+    assert shown["visibility"] == "organization"
+
+
+def test_a_reimport_keeps_a_visibility_widened_with_share(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
+    imported(alice, "claude-code", str(live))
+    thread_id = owned(token, CLAUDE_SESSION)
+    shared = alice("share", thread_id, "--visibility", "organization")
+    assert shared.code == 0, shared.out + shared.err
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
+    imported(alice, "claude-code", str(live))
+    assert get(server, token, thread_id).json()["visibility"] == "organization"
+
+
+def test_an_import_on_a_second_machine_keeps_the_visibility_the_first_widened(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    token = create_token(settings, new_user("alice"), org="acme")
+    laptop, desktop = someone("laptop"), someone("desktop")
+    assert login(laptop, server, token).code == 0
+    assert login(desktop, server, token).code == 0
+    imported(laptop, "codex", CODEX)
+    thread_id = owned(token, CODEX_THREAD)
+    shared = laptop("share", thread_id, "--visibility", "organization")
+    assert shared.code == 0, shared.out + shared.err
+    assert get(server, token, thread_id).json()["visibility"] == "organization"
+
+    summary = imported(desktop, "codex", CODEX)  # a new local copy, "private" by default
+    assert summary["pending"] == 0
+    assert get(server, token, thread_id).json()["visibility"] == "organization"
+    shown = json.loads(desktop("show", thread_id, "--json").out)
+    assert shown["visibility"] == "organization"
+
+
+def test_a_session_imported_before_per_owner_ids_keeps_its_id(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    from loomsync.importers import import_path
+
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    store = alice.agent()
+    for thread in import_path(TRANSCRIPTS / "codex-rollout").threads:  # as the old client did
+        store.save(thread)
+    store.close()
+    again = imported(alice, "codex", CODEX)
+    assert again["created"] == []
+    assert CODEX_THREAD in again["unchanged"]  # type: ignore[operator]
