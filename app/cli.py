@@ -378,5 +378,9 @@ def main() -> None:
     cli()
 
 
-if __name__ == "__main__":  # python -m app.cli …
-    main()
+if __name__ == "__main__":  # python -m app.cli … (serve starts `reindex` this way)
+    # Run the commands of the module as imported (app.cli), not of this __main__ copy: the
+    # command modules (app/threads/reindexcli.py, app/web/logincli.py) register on app.cli's.
+    from app.cli import main as imported_main
+
+    imported_main()

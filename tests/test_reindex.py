@@ -302,3 +302,23 @@ async def test_a_second_rebuild_leaves_the_work_to_the_first(
     finally:
         await holder.close()
         await engine.dispose()
+
+
+async def test_serve_starts_a_rebuild_that_runs_to_the_end(
+    old_database: tuple[str, list[dict[str, Any]], str],
+) -> None:
+    """What ``serve`` does when vectors are stale: :func:`app.cli.start_reindex` runs
+    ``python -m app.cli reindex --nice`` in a child process (it once answered "No such command
+    'reindex'": the command is registered on app.cli as imported, not on the __main__ copy)."""
+    from app.cli import start_reindex
+
+    url, _docs, _owner = old_database
+    child = await asyncio.to_thread(start_reindex, url, _settings(url))
+    assert child is not None
+    assert await asyncio.to_thread(child.wait, 120) == 0
+    engine = create_async_engine(url)
+    try:
+        assert not await due(engine)
+        await _assert_all_current(engine)
+    finally:
+        await engine.dispose()
