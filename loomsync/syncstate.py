@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import random
+import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,9 +25,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from filelock import BaseFileLock, FileLock
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from loomsync import codec, edits
+from loomsync.errors import LoomsyncError
 from loomsync.files import (
     DEFAULT_LOCK_TIMEOUT,
     atomic_write,
@@ -41,6 +44,8 @@ log = logging.getLogger(__name__)
 
 Op = Literal["save", "patch", "delete"]
 QUEUE_FORMAT = 1
+#: Set-aside ``pending.json.corrupt-*`` files kept (the newest); older ones are removed.
+KEEP_SET_ASIDE = 5
 
 
 class PendingEntry(BaseModel):
@@ -68,6 +73,13 @@ class PendingEntry(BaseModel):
     failed_at: UtcDatetime | None = None
     next_attempt_at: UtcDatetime | None = None
 
+    @field_validator("thread_id")
+    @classmethod
+    def _a_thread_id(cls, value: str) -> str:
+        """Only ``T-<uuid>``: an entry naming anything else is dropped when read (issue 15,
+        item 4), never sent nor used as a path."""
+        return str(edits.parse_id(value))
+
     @property
     def failed(self) -> bool:
         """True when refused for good."""
@@ -92,11 +104,34 @@ class Rebuilt:
         reason: why it did not parse, one line.
         thread_ids: the threads the rebuild queued (a ``save`` each): every non-private local
             thread whose content differs from its sync base, never-synced ones included.
+        unreadable: it could not be read at all (an OSError: a folder in its place...).
     """
 
     set_aside: Path
     reason: str
     thread_ids: tuple[str, ...]
+    unreadable: bool = False
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Entries of a readable ``pending.json`` that were not valid (a bad thread id, an unknown
+    op, a missing field...), dropped while the valid ones were kept (issue 15, item 4).
+
+    Attributes:
+        entries: one line per dropped entry: its position, its thread id and op as written
+            (escaped, shortened) and why it is not valid.
+        thread_ids: the threads queued afterwards because the store shows them changed and
+            the queue had no entry left for them.
+    """
+
+    entries: tuple[str, ...]
+    thread_ids: tuple[str, ...]
+
+
+class QueueUnreadableError(LoomsyncError):
+    """``pending.json`` could not be read (an OSError: a folder in its place, no permission...)
+    and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
 
 
 #: Gives the ids of the threads the server lacks (see :func:`loomsync.requeue.changed_threads`);
@@ -104,14 +139,63 @@ class Rebuilt:
 Rebuild = Callable[[], list[str]]
 
 
-def _entries_of(raw: Any) -> list[PendingEntry]:
-    """The entries of a parsed ``pending.json``; ValueError for any other shape."""
+def _shown(value: Any) -> str:
+    """A value as written in the file, escaped (no terminal control) and at most 80 chars."""
+    text = ascii(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _why(exc: ValidationError) -> str:
+    """The first error of a validation, one line: ``field: message``."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "entry"
+    return _shown(f"{where}: {first['msg']}").strip("'\"")
+
+
+def _entries_of(raw: Any) -> tuple[list[PendingEntry], list[str]]:
+    """The valid entries of a parsed ``pending.json`` and a line per invalid one (dropped);
+    ValueError when the file is not an object with an ``entries`` list."""
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
         raise ValueError('not an object with an "entries" list')
-    try:
-        return [PendingEntry.model_validate(e) for e in raw["entries"]]
-    except ValidationError as exc:
-        raise ValueError(f"an entry is not valid ({exc.error_count()} error(s))") from None
+    entries: list[PendingEntry] = []
+    dropped: list[str] = []
+    for index, item in enumerate(raw["entries"], start=1):
+        try:
+            entries.append(PendingEntry.model_validate(item))
+        except ValidationError as exc:
+            if isinstance(item, dict):
+                what = f"thread_id {_shown(item.get('thread_id'))}, op {_shown(item.get('op'))}"
+            else:
+                what = _shown(item)
+            dropped.append(f"entry {index} ({what}): {_why(exc)}")
+    return entries, dropped
+
+
+_SET_ASIDE = re.compile(r"\.corrupt-\d{8}T\d{12}")
+
+
+def prune_set_aside(path: Path, keep: int = KEEP_SET_ASIDE) -> list[Path]:
+    """Remove all but the ``keep`` newest ``<path>.corrupt-<UTC time>`` files (or folders) next
+    to ``path``, so set-aside queues do not pile up (issue 15, item 4). Returns those removed;
+    one that cannot be removed is left (logged)."""
+    prefix = path.name
+    found = sorted(
+        p
+        for p in path.parent.iterdir()
+        if p.name.startswith(prefix) and _SET_ASIDE.fullmatch(p.name[len(prefix) :])
+    )
+    removed: list[Path] = []
+    for old in found[: max(0, len(found) - keep)]:
+        try:
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+        except OSError as exc:
+            log.warning("could not remove the old set-aside sync queue %s: %s", old, exc)
+            continue
+        removed.append(old)
+    return removed
 
 
 class PendingSyncQueue:
@@ -128,6 +212,10 @@ class PendingSyncQueue:
 
     Attributes:
         rebuilt: each rebuild this object did, oldest first (for ``loomsync sync`` to report).
+        dropped: each time this object dropped invalid entries, oldest first.
+
+    Raises (from any method that reads the queue):
+        QueueUnreadableError: the file cannot be read and cannot be moved aside.
     """
 
     def __init__(
@@ -145,18 +233,24 @@ class PendingSyncQueue:
         self._rebuild = rebuild
         self.backoff_cap = backoff_cap
         self.rebuilt: list[Rebuilt] = []
+        self.dropped: list[Dropped] = []
         remove_stray_temps(path.parent, lambda _name: self._lock)
 
     def _read(self) -> tuple[list[PendingEntry], bool]:
         """The entries, and whether they differ from the file (rebuilt or clamped): then the
         caller writes them. Called under the lock."""
         try:
-            entries = _entries_of(codec.loads(self.path.read_bytes()))
+            entries, dropped = _entries_of(codec.loads(self.path.read_bytes()))
         except FileNotFoundError:
             return [], False
-        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, nesting and shape errors
+        except (ValueError, RecursionError, OSError) as exc:
+            # JSON, UTF-8, nesting and shape errors; a folder in its place, no permission...
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return self._rebuilt(reason[:200]), True
+            if isinstance(exc, OSError):
+                reason = f"{type(exc).__name__}: {exc.strerror or exc}"
+            return self._rebuilt(reason[:200], unreadable=isinstance(exc, OSError)), True
+        if dropped:
+            self._drop(entries, dropped)
         now = edits.now()
         latest = now + timedelta(seconds=self.backoff_cap)
         clamped = False
@@ -170,18 +264,50 @@ class PendingSyncQueue:
                 )
                 entry.next_attempt_at = latest
                 clamped = True
-        return entries, clamped
+        return entries, clamped or bool(dropped)
 
-    def _rebuilt(self, reason: str) -> list[PendingEntry]:
-        """Set the unreadable file aside; entries for what the store says the server lacks."""
+    def _drop(self, entries: list[PendingEntry], dropped: list[str]) -> None:
+        """Log the invalid entries (left out of ``entries``) and queue a ``save`` for each
+        thread the store shows changed that ``entries`` has nothing for (what a dropped entry
+        may have stood for)."""
+        held = {e.thread_id for e in entries}
+        ids = [i for i in (self._rebuild() if self._rebuild is not None else []) if i not in held]
+        now = edits.now()
+        entries.extend(
+            PendingEntry(thread_id=i, op="save", enqueued_at=now, updated_at=now) for i in ids
+        )
+        self.dropped.append(Dropped(tuple(dropped), tuple(ids)))
+        log.warning(
+            "sync queue %s: dropped %d entry(ies) that are not valid (%s); queued from the "
+            "store: %d thread(s)",
+            self.path,
+            len(dropped),
+            "; ".join(dropped),
+            len(ids),
+        )
+
+    def _rebuilt(self, reason: str, *, unreadable: bool = False) -> list[PendingEntry]:
+        """Set the unreadable file aside; entries for what the store says the server lacks.
+
+        Raises:
+            QueueUnreadableError: it cannot be moved aside (then it cannot be replaced either).
+        """
         moved = self.path.with_name(f"{self.path.name}.corrupt-{edits.now():%Y%m%dT%H%M%S%f}")
-        self.path.replace(moved)
+        try:
+            self.path.replace(moved)
+        except OSError as exc:
+            raise QueueUnreadableError(
+                f"the sync queue {self.path} cannot be read ({reason}) nor moved aside "
+                f"({type(exc).__name__}: {exc.strerror or exc}); move or remove it, and "
+                "`loomsync sync` rebuilds it from the store"
+            ) from None
+        prune_set_aside(self.path)
         ids = self._rebuild() if self._rebuild is not None else []
         now = edits.now()
         entries = [
             PendingEntry(thread_id=i, op="save", enqueued_at=now, updated_at=now) for i in ids
         ]
-        self.rebuilt.append(Rebuilt(moved, reason, tuple(ids)))
+        self.rebuilt.append(Rebuilt(moved, reason, tuple(ids), unreadable))
         log.warning(
             "sync queue %s did not parse (%s); moved to %s and rebuilt from the store: %d thread(s)",
             self.path,
@@ -390,13 +516,17 @@ class ThreadStates:
 
 
 __all__ = [
+    "KEEP_SET_ASIDE",
     "REDACTED_BASE",
+    "Dropped",
     "Op",
     "PendingEntry",
     "PendingSyncQueue",
+    "QueueUnreadableError",
     "Rebuild",
     "Rebuilt",
     "ThreadState",
     "ThreadStates",
     "backoff_delay",
+    "prune_set_aside",
 ]
