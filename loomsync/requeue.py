@@ -22,8 +22,10 @@ import logging
 from dataclasses import dataclass
 
 from loomsync.merge import plan_push
+from loomsync.queuerepair import Dropped, Rebuilt
 from loomsync.store import LocalThreadStore
-from loomsync.syncstate import Dropped, PendingSyncQueue, Rebuilt, ThreadStates
+from loomsync.syncstate import PendingSyncQueue
+from loomsync.threadstates import ThreadStates
 
 log = logging.getLogger(__name__)
 

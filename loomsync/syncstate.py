@@ -4,10 +4,7 @@
   fails to parse (truncated, garbage, the wrong shape) is set aside and the queue rebuilt from
   the store (issue 15, item 4: :mod:`loomsync.requeue`); a retry time further ahead than the
   backoff cap (a clock that was years ahead when the entry failed) is brought back to now + cap.
-- ``threads/<id>.json``: a :class:`ThreadState` per thread: the server version the local copy
-  is based on (with a snapshot of what the server held then, for delta sync and merges: a
-  digest of the messages and the other fields, redacted), and the fork that took the local
-  side of the last divergent conflict.
+- ``threads/<id>.json``: a :class:`loomsync.threadstates.ThreadState` per thread (that module).
 
 Both survive crashes and restarts: every write is atomic, under a file lock.
 """
@@ -16,19 +13,15 @@ from __future__ import annotations
 
 import logging
 import random
-import re
-import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import BaseFileLock, FileLock
+from filelock import FileLock
 from pydantic import BaseModel, ValidationError, field_validator
 
 from loomsync import codec, edits
-from loomsync.errors import LoomsyncError
 from loomsync.files import (
     DEFAULT_LOCK_TIMEOUT,
     atomic_write,
@@ -36,16 +29,20 @@ from loomsync.files import (
     locked,
     remove_stray_temps,
 )
-from loomsync.merge import SyncBase
 from loomsync.model import UtcDatetime
-from loomsync.redaction import Redaction, default_redaction
+from loomsync.queuerepair import (
+    Dropped,
+    QueueUnreadableError,
+    Rebuilt,
+    prune_set_aside,
+    shown,
+    why,
+)
 
 log = logging.getLogger(__name__)
 
 Op = Literal["save", "patch", "delete"]
 QUEUE_FORMAT = 1
-#: Set-aside ``pending.json.corrupt-*`` files kept (the newest); older ones are removed.
-KEEP_SET_ASIDE = 5
 
 
 class PendingEntry(BaseModel):
@@ -95,61 +92,9 @@ def backoff_delay(retry_count: int, *, base: float = 1.0, cap: float = 300.0) ->
     return float(min(cap, base * 2 ** min(retry_count, 30)) * random.uniform(0.5, 1.0))
 
 
-@dataclass(frozen=True)
-class Rebuilt:
-    """A ``pending.json`` that did not parse, and what replaced it (issue 15, item 4).
-
-    Attributes:
-        set_aside: where the unreadable file was moved (``pending.json.corrupt-<UTC time>``).
-        reason: why it did not parse, one line.
-        thread_ids: the threads the rebuild queued (a ``save`` each): every non-private local
-            thread whose content differs from its sync base, never-synced ones included.
-        unreadable: it could not be read at all (an OSError: a folder in its place...).
-    """
-
-    set_aside: Path
-    reason: str
-    thread_ids: tuple[str, ...]
-    unreadable: bool = False
-
-
-@dataclass(frozen=True)
-class Dropped:
-    """Entries of a readable ``pending.json`` that were not valid (a bad thread id, an unknown
-    op, a missing field...), dropped while the valid ones were kept (issue 15, item 4).
-
-    Attributes:
-        entries: one line per dropped entry: its position, its thread id and op as written
-            (escaped, shortened) and why it is not valid.
-        thread_ids: the threads queued afterwards because the store shows them changed and
-            the queue had no entry left for them.
-    """
-
-    entries: tuple[str, ...]
-    thread_ids: tuple[str, ...]
-
-
-class QueueUnreadableError(LoomsyncError):
-    """``pending.json`` could not be read (an OSError: a folder in its place, no permission...)
-    and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
-
-
 #: Gives the ids of the threads the server lacks (see :func:`loomsync.requeue.changed_threads`);
 #: called under the queue's lock, so it must not use the queue.
 Rebuild = Callable[[], list[str]]
-
-
-def _shown(value: Any) -> str:
-    """A value as written in the file, escaped (no terminal control) and at most 80 chars."""
-    text = ascii(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _why(exc: ValidationError) -> str:
-    """The first error of a validation, one line: ``field: message``."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "entry"
-    return _shown(f"{where}: {first['msg']}").strip("'\"")
 
 
 def _entries_of(raw: Any) -> tuple[list[PendingEntry], list[str]]:
@@ -164,38 +109,11 @@ def _entries_of(raw: Any) -> tuple[list[PendingEntry], list[str]]:
             entries.append(PendingEntry.model_validate(item))
         except ValidationError as exc:
             if isinstance(item, dict):
-                what = f"thread_id {_shown(item.get('thread_id'))}, op {_shown(item.get('op'))}"
+                what = f"thread_id {shown(item.get('thread_id'))}, op {shown(item.get('op'))}"
             else:
-                what = _shown(item)
-            dropped.append(f"entry {index} ({what}): {_why(exc)}")
+                what = shown(item)
+            dropped.append(f"entry {index} ({what}): {why(exc)}")
     return entries, dropped
-
-
-_SET_ASIDE = re.compile(r"\.corrupt-\d{8}T\d{12}")
-
-
-def prune_set_aside(path: Path, keep: int = KEEP_SET_ASIDE) -> list[Path]:
-    """Remove all but the ``keep`` newest ``<path>.corrupt-<UTC time>`` files (or folders) next
-    to ``path``, so set-aside queues do not pile up (issue 15, item 4). Returns those removed;
-    one that cannot be removed is left (logged)."""
-    prefix = path.name
-    found = sorted(
-        p
-        for p in path.parent.iterdir()
-        if p.name.startswith(prefix) and _SET_ASIDE.fullmatch(p.name[len(prefix) :])
-    )
-    removed: list[Path] = []
-    for old in found[: max(0, len(found) - keep)]:
-        try:
-            if old.is_dir() and not old.is_symlink():
-                shutil.rmtree(old)
-            else:
-                old.unlink()
-        except OSError as exc:
-            log.warning("could not remove the old set-aside sync queue %s: %s", old, exc)
-            continue
-        removed.append(old)
-    return removed
 
 
 class PendingSyncQueue:
@@ -448,85 +366,4 @@ class PendingSyncQueue:
         return [e for e in self.entries() if e.failed]
 
 
-class ThreadState(BaseModel):
-    """Sync state of one thread (``sync/threads/<id>.json``).
-
-    Attributes:
-        base: the server state the local copy is based on (None: never synced): its version
-            and a snapshot of what the server held then, for delta sync and merges.
-        fork_id: the thread that took the local side of the last divergent conflict.
-    """
-
-    base: SyncBase | None = None
-    fork_id: str | None = None
-
-
-#: ``messages_digest`` of a base whose fields had to be redacted before they were written: it
-#: matches no copy, so the next push sends the whole (redacted) thread.
-REDACTED_BASE = "redacted"
-
-
-class ThreadStates:
-    """``ThreadState`` files in one folder. Callers hold the thread's lock around changes.
-
-    A base's fields are redacted before they are written (issue 12, item 1): a server copy that
-    holds a credential (sent by a client that is not loomsync) never lands here; such a base
-    gets the digest :data:`REDACTED_BASE`, so the redacted copy replaces the server's.
-    """
-
-    def __init__(
-        self,
-        folder: Path,
-        lock_for: Callable[[str], BaseFileLock],
-        redaction: Redaction | None = None,
-    ) -> None:
-        """``lock_for(thread_id)`` gives the thread's (re-entrant) lock."""
-        self.folder = ensure_dir(folder)
-        self._lock_for = lock_for
-        self.redaction = redaction or default_redaction()
-        remove_stray_temps(folder, lambda name: lock_for(name.removesuffix(".json")))
-
-    def _path(self, thread_id: str) -> Path:
-        return self.folder / f"{edits.parse_id(thread_id)}.json"  # an id never names another path
-
-    def get(self, thread_id: str) -> ThreadState:
-        """The state (empty when missing or unreadable)."""
-        try:
-            return ThreadState.model_validate(codec.loads(self._path(thread_id).read_bytes()))
-        except FileNotFoundError:
-            return ThreadState()
-        except (ValueError, ValidationError):
-            log.warning("sync state of %s is unreadable; it will be rebuilt", thread_id)
-            return ThreadState()
-
-    def put(self, thread_id: str, state: ThreadState) -> None:
-        """Store the state atomically (the base's fields redacted, see the class)."""
-        base = state.base
-        if base is not None:
-            fields = self.redaction.value(base.fields)
-            if fields is not base.fields:
-                clean = base.model_copy(update={"fields": fields, "messages_digest": REDACTED_BASE})
-                state = state.model_copy(update={"base": clean})
-        data = codec.dumps(state.model_dump(mode="python"))  # keeps JsonNumber text
-        atomic_write(self._path(thread_id), data, lock=self._lock_for(thread_id))
-
-    def delete(self, thread_id: str) -> None:
-        """Forget the thread's state."""
-        self._path(thread_id).unlink(missing_ok=True)
-
-
-__all__ = [
-    "KEEP_SET_ASIDE",
-    "REDACTED_BASE",
-    "Dropped",
-    "Op",
-    "PendingEntry",
-    "PendingSyncQueue",
-    "QueueUnreadableError",
-    "Rebuild",
-    "Rebuilt",
-    "ThreadState",
-    "ThreadStates",
-    "backoff_delay",
-    "prune_set_aside",
-]
+__all__ = ["Op", "PendingEntry", "PendingSyncQueue", "Rebuild", "backoff_delay"]

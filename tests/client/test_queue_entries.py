@@ -14,7 +14,7 @@ from loomsync.syncstate import PendingSyncQueue
 from tests.client.conftest import LiveServer, Person, login, make_client, new_thread, wait_for
 from tests.client.test_queue_rebuild import offline_work, server_messages
 
-KEEP = 5  # set-aside queues kept (loomsync.syncstate.KEEP_SET_ASIDE)
+KEEP = 5  # set-aside queues kept (loomsync.queuerepair.KEEP_SET_ASIDE)
 EVIL = "../../../../tmp/evil-loomsync-queue"
 
 
