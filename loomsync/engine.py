@@ -53,7 +53,8 @@ from loomsync.merge import adopt_markers, plan_push, resolve_conflict, snapshot,
 from loomsync.model import Metadata, Thread
 from loomsync.store import LocalThreadStore
 from loomsync.summary import SyncOutcome
-from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
+from loomsync.syncstate import PendingEntry, PendingSyncQueue
+from loomsync.threadstates import ThreadStates
 
 log = logging.getLogger(__name__)
 

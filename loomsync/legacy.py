@@ -23,7 +23,7 @@ from loomsync.model import Thread
 
 if TYPE_CHECKING:  # the store reads files through with_sharing; these only type the helpers
     from loomsync.store import LocalThreadStore
-    from loomsync.syncstate import ThreadStates
+    from loomsync.threadstates import ThreadStates
 
 SHARING_FIELDS = ("visibility", "is_shared_with_support")
 #: What the first client gave every thread (and so what the server holds for its threads).

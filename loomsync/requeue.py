@@ -22,8 +22,10 @@ import logging
 from dataclasses import dataclass
 
 from loomsync.merge import plan_push
+from loomsync.queuerepair import Dropped, Rebuilt
 from loomsync.store import LocalThreadStore
-from loomsync.syncstate import PendingSyncQueue, Rebuilt, ThreadStates
+from loomsync.syncstate import PendingSyncQueue
+from loomsync.threadstates import ThreadStates
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +51,30 @@ class Requeued:
         rebuilt: the rebuilds of an unreadable ``pending.json`` this queue object did (the
             file set aside, why, the threads queued), oldest first.
         queued: threads the store shows changed but the queue had no entry for, now queued.
+        dropped: the times this queue object dropped entries that were not valid (a bad
+            thread id, an unknown op...) while keeping the valid ones, oldest first.
     """
 
     rebuilt: tuple[Rebuilt, ...]
     queued: tuple[str, ...]
+    dropped: tuple[Dropped, ...] = ()
 
     def lines(self) -> list[str]:
         """What ``loomsync sync`` prints about it (nothing when there is nothing to say)."""
         out = [
-            f"The sync queue did not parse ({r.reason}); it was set aside as {r.set_aside.name} "
+            f"The sync queue {'could not be read' if r.unreadable else 'did not parse'} "
+            f"({r.reason}); it was set aside as {r.set_aside.name} "
             f"and rebuilt from the store: {_threads(len(r.thread_ids))} to send."
             for r in self.rebuilt
         ]
+        for d in self.dropped:
+            count = len(d.entries)
+            out.append(
+                f"Dropped {count} sync queue {'entry' if count == 1 else 'entries'} that "
+                f"{'is' if count == 1 else 'are'} not valid, kept the others: "
+                + "; ".join(d.entries)
+                + f"; queued from the store: {_threads(len(d.thread_ids))}."
+            )
         if self.queued:
             out.append(
                 f"Found {_threads(len(self.queued))} changed here but not in the sync queue; "
@@ -69,7 +83,8 @@ class Requeued:
         return out
 
     def as_dict(self) -> dict[str, object]:
-        """The ``--json`` form: ``{"rebuilt": [{set_aside, reason, thread_ids}], "queued": [...]}``."""
+        """The ``--json`` form: ``{"rebuilt": [{set_aside, reason, thread_ids}], "queued": [...],
+        "dropped": [{"entries": [line, ...], "thread_ids": [...]}]}``."""
         return {
             "rebuilt": [
                 {
@@ -80,6 +95,9 @@ class Requeued:
                 for r in self.rebuilt
             ],
             "queued": list(self.queued),
+            "dropped": [
+                {"entries": list(d.entries), "thread_ids": list(d.thread_ids)} for d in self.dropped
+            ],
         }
 
 
@@ -103,7 +121,7 @@ def requeue(local: LocalThreadStore, states: ThreadStates, queue: PendingSyncQue
                 added.append(key)
     if added:
         log.warning("%d changed thread(s) were missing from the sync queue", len(added))
-    return Requeued(tuple(queue.rebuilt), tuple(added))
+    return Requeued(tuple(queue.rebuilt), tuple(added), tuple(queue.dropped))
 
 
 __all__ = ["Requeued", "changed_threads", "requeue"]

@@ -19,7 +19,7 @@ from loomsync.index import Stamp, stamp_of
 from loomsync.merge import Snapshot, is_prefix, merge_save, split
 from loomsync.model import Thread
 from loomsync.store import LocalThreadStore
-from loomsync.syncstate import ThreadStates
+from loomsync.threadstates import ThreadStates
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,8 @@ from loomsync.model import Thread, Visibility
 from loomsync.secrets import Located
 from loomsync.store import LocalThreadStore, ThreadRef
 from loomsync.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
-from loomsync.syncstate import PendingEntry, PendingSyncQueue, ThreadStates
+from loomsync.syncstate import PendingEntry, PendingSyncQueue
+from loomsync.threadstates import ThreadStates
 from loomsync.worker import BackgroundSync
 
 log = logging.getLogger(__name__)

@@ -4,10 +4,7 @@
   fails to parse (truncated, garbage, the wrong shape) is set aside and the queue rebuilt from
   the store (issue 15, item 4: :mod:`loomsync.requeue`); a retry time further ahead than the
   backoff cap (a clock that was years ahead when the entry failed) is brought back to now + cap.
-- ``threads/<id>.json``: a :class:`ThreadState` per thread: the server version the local copy
-  is based on (with a snapshot of what the server held then, for delta sync and merges: a
-  digest of the messages and the other fields, redacted), and the fork that took the local
-  side of the last divergent conflict.
+- ``threads/<id>.json``: a :class:`loomsync.threadstates.ThreadState` per thread (that module).
 
 Both survive crashes and restarts: every write is atomic, under a file lock.
 """
@@ -17,13 +14,12 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import BaseFileLock, FileLock
-from pydantic import BaseModel, ValidationError
+from filelock import FileLock
+from pydantic import BaseModel, ValidationError, field_validator
 
 from loomsync import codec, edits
 from loomsync.files import (
@@ -33,9 +29,15 @@ from loomsync.files import (
     locked,
     remove_stray_temps,
 )
-from loomsync.merge import SyncBase
 from loomsync.model import UtcDatetime
-from loomsync.redaction import Redaction, default_redaction
+from loomsync.queuerepair import (
+    Dropped,
+    QueueUnreadableError,
+    Rebuilt,
+    prune_set_aside,
+    shown,
+    why,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,13 @@ class PendingEntry(BaseModel):
     failed_at: UtcDatetime | None = None
     next_attempt_at: UtcDatetime | None = None
 
+    @field_validator("thread_id")
+    @classmethod
+    def _a_thread_id(cls, value: str) -> str:
+        """Only ``T-<uuid>``: an entry naming anything else is dropped when read (issue 15,
+        item 4), never sent nor used as a path."""
+        return str(edits.parse_id(value))
+
     @property
     def failed(self) -> bool:
         """True when refused for good."""
@@ -83,35 +92,28 @@ def backoff_delay(retry_count: int, *, base: float = 1.0, cap: float = 300.0) ->
     return float(min(cap, base * 2 ** min(retry_count, 30)) * random.uniform(0.5, 1.0))
 
 
-@dataclass(frozen=True)
-class Rebuilt:
-    """A ``pending.json`` that did not parse, and what replaced it (issue 15, item 4).
-
-    Attributes:
-        set_aside: where the unreadable file was moved (``pending.json.corrupt-<UTC time>``).
-        reason: why it did not parse, one line.
-        thread_ids: the threads the rebuild queued (a ``save`` each): every non-private local
-            thread whose content differs from its sync base, never-synced ones included.
-    """
-
-    set_aside: Path
-    reason: str
-    thread_ids: tuple[str, ...]
-
-
 #: Gives the ids of the threads the server lacks (see :func:`loomsync.requeue.changed_threads`);
 #: called under the queue's lock, so it must not use the queue.
 Rebuild = Callable[[], list[str]]
 
 
-def _entries_of(raw: Any) -> list[PendingEntry]:
-    """The entries of a parsed ``pending.json``; ValueError for any other shape."""
+def _entries_of(raw: Any) -> tuple[list[PendingEntry], list[str]]:
+    """The valid entries of a parsed ``pending.json`` and a line per invalid one (dropped);
+    ValueError when the file is not an object with an ``entries`` list."""
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
         raise ValueError('not an object with an "entries" list')
-    try:
-        return [PendingEntry.model_validate(e) for e in raw["entries"]]
-    except ValidationError as exc:
-        raise ValueError(f"an entry is not valid ({exc.error_count()} error(s))") from None
+    entries: list[PendingEntry] = []
+    dropped: list[str] = []
+    for index, item in enumerate(raw["entries"], start=1):
+        try:
+            entries.append(PendingEntry.model_validate(item))
+        except ValidationError as exc:
+            if isinstance(item, dict):
+                what = f"thread_id {shown(item.get('thread_id'))}, op {shown(item.get('op'))}"
+            else:
+                what = shown(item)
+            dropped.append(f"entry {index} ({what}): {why(exc)}")
+    return entries, dropped
 
 
 class PendingSyncQueue:
@@ -128,6 +130,10 @@ class PendingSyncQueue:
 
     Attributes:
         rebuilt: each rebuild this object did, oldest first (for ``loomsync sync`` to report).
+        dropped: each time this object dropped invalid entries, oldest first.
+
+    Raises (from any method that reads the queue):
+        QueueUnreadableError: the file cannot be read and cannot be moved aside.
     """
 
     def __init__(
@@ -145,18 +151,24 @@ class PendingSyncQueue:
         self._rebuild = rebuild
         self.backoff_cap = backoff_cap
         self.rebuilt: list[Rebuilt] = []
+        self.dropped: list[Dropped] = []
         remove_stray_temps(path.parent, lambda _name: self._lock)
 
     def _read(self) -> tuple[list[PendingEntry], bool]:
         """The entries, and whether they differ from the file (rebuilt or clamped): then the
         caller writes them. Called under the lock."""
         try:
-            entries = _entries_of(codec.loads(self.path.read_bytes()))
+            entries, dropped = _entries_of(codec.loads(self.path.read_bytes()))
         except FileNotFoundError:
             return [], False
-        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, nesting and shape errors
+        except (ValueError, RecursionError, OSError) as exc:
+            # JSON, UTF-8, nesting and shape errors; a folder in its place, no permission...
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return self._rebuilt(reason[:200]), True
+            if isinstance(exc, OSError):
+                reason = f"{type(exc).__name__}: {exc.strerror or exc}"
+            return self._rebuilt(reason[:200], unreadable=isinstance(exc, OSError)), True
+        if dropped:
+            self._drop(entries, dropped)
         now = edits.now()
         latest = now + timedelta(seconds=self.backoff_cap)
         clamped = False
@@ -170,18 +182,50 @@ class PendingSyncQueue:
                 )
                 entry.next_attempt_at = latest
                 clamped = True
-        return entries, clamped
+        return entries, clamped or bool(dropped)
 
-    def _rebuilt(self, reason: str) -> list[PendingEntry]:
-        """Set the unreadable file aside; entries for what the store says the server lacks."""
+    def _drop(self, entries: list[PendingEntry], dropped: list[str]) -> None:
+        """Log the invalid entries (left out of ``entries``) and queue a ``save`` for each
+        thread the store shows changed that ``entries`` has nothing for (what a dropped entry
+        may have stood for)."""
+        held = {e.thread_id for e in entries}
+        ids = [i for i in (self._rebuild() if self._rebuild is not None else []) if i not in held]
+        now = edits.now()
+        entries.extend(
+            PendingEntry(thread_id=i, op="save", enqueued_at=now, updated_at=now) for i in ids
+        )
+        self.dropped.append(Dropped(tuple(dropped), tuple(ids)))
+        log.warning(
+            "sync queue %s: dropped %d entry(ies) that are not valid (%s); queued from the "
+            "store: %d thread(s)",
+            self.path,
+            len(dropped),
+            "; ".join(dropped),
+            len(ids),
+        )
+
+    def _rebuilt(self, reason: str, *, unreadable: bool = False) -> list[PendingEntry]:
+        """Set the unreadable file aside; entries for what the store says the server lacks.
+
+        Raises:
+            QueueUnreadableError: it cannot be moved aside (then it cannot be replaced either).
+        """
         moved = self.path.with_name(f"{self.path.name}.corrupt-{edits.now():%Y%m%dT%H%M%S%f}")
-        self.path.replace(moved)
+        try:
+            self.path.replace(moved)
+        except OSError as exc:
+            raise QueueUnreadableError(
+                f"the sync queue {self.path} cannot be read ({reason}) nor moved aside "
+                f"({type(exc).__name__}: {exc.strerror or exc}); move or remove it, and "
+                "`loomsync sync` rebuilds it from the store"
+            ) from None
+        prune_set_aside(self.path)
         ids = self._rebuild() if self._rebuild is not None else []
         now = edits.now()
         entries = [
             PendingEntry(thread_id=i, op="save", enqueued_at=now, updated_at=now) for i in ids
         ]
-        self.rebuilt.append(Rebuilt(moved, reason, tuple(ids)))
+        self.rebuilt.append(Rebuilt(moved, reason, tuple(ids), unreadable))
         log.warning(
             "sync queue %s did not parse (%s); moved to %s and rebuilt from the store: %d thread(s)",
             self.path,
@@ -322,81 +366,4 @@ class PendingSyncQueue:
         return [e for e in self.entries() if e.failed]
 
 
-class ThreadState(BaseModel):
-    """Sync state of one thread (``sync/threads/<id>.json``).
-
-    Attributes:
-        base: the server state the local copy is based on (None: never synced): its version
-            and a snapshot of what the server held then, for delta sync and merges.
-        fork_id: the thread that took the local side of the last divergent conflict.
-    """
-
-    base: SyncBase | None = None
-    fork_id: str | None = None
-
-
-#: ``messages_digest`` of a base whose fields had to be redacted before they were written: it
-#: matches no copy, so the next push sends the whole (redacted) thread.
-REDACTED_BASE = "redacted"
-
-
-class ThreadStates:
-    """``ThreadState`` files in one folder. Callers hold the thread's lock around changes.
-
-    A base's fields are redacted before they are written (issue 12, item 1): a server copy that
-    holds a credential (sent by a client that is not loomsync) never lands here; such a base
-    gets the digest :data:`REDACTED_BASE`, so the redacted copy replaces the server's.
-    """
-
-    def __init__(
-        self,
-        folder: Path,
-        lock_for: Callable[[str], BaseFileLock],
-        redaction: Redaction | None = None,
-    ) -> None:
-        """``lock_for(thread_id)`` gives the thread's (re-entrant) lock."""
-        self.folder = ensure_dir(folder)
-        self._lock_for = lock_for
-        self.redaction = redaction or default_redaction()
-        remove_stray_temps(folder, lambda name: lock_for(name.removesuffix(".json")))
-
-    def _path(self, thread_id: str) -> Path:
-        return self.folder / f"{edits.parse_id(thread_id)}.json"  # an id never names another path
-
-    def get(self, thread_id: str) -> ThreadState:
-        """The state (empty when missing or unreadable)."""
-        try:
-            return ThreadState.model_validate(codec.loads(self._path(thread_id).read_bytes()))
-        except FileNotFoundError:
-            return ThreadState()
-        except (ValueError, ValidationError):
-            log.warning("sync state of %s is unreadable; it will be rebuilt", thread_id)
-            return ThreadState()
-
-    def put(self, thread_id: str, state: ThreadState) -> None:
-        """Store the state atomically (the base's fields redacted, see the class)."""
-        base = state.base
-        if base is not None:
-            fields = self.redaction.value(base.fields)
-            if fields is not base.fields:
-                clean = base.model_copy(update={"fields": fields, "messages_digest": REDACTED_BASE})
-                state = state.model_copy(update={"base": clean})
-        data = codec.dumps(state.model_dump(mode="python"))  # keeps JsonNumber text
-        atomic_write(self._path(thread_id), data, lock=self._lock_for(thread_id))
-
-    def delete(self, thread_id: str) -> None:
-        """Forget the thread's state."""
-        self._path(thread_id).unlink(missing_ok=True)
-
-
-__all__ = [
-    "REDACTED_BASE",
-    "Op",
-    "PendingEntry",
-    "PendingSyncQueue",
-    "Rebuild",
-    "Rebuilt",
-    "ThreadState",
-    "ThreadStates",
-    "backoff_delay",
-]
+__all__ = ["Op", "PendingEntry", "PendingSyncQueue", "Rebuild", "backoff_delay"]
