@@ -29,9 +29,10 @@ from typing import Any, Protocol
 from loomsync.config import ClientConfig, ClientPaths
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
 from loomsync.files import atomic_write, ensure_dir
+from loomsync.ids import InvalidThreadId, ThreadId
 from loomsync.importers import FORMATS, ImportResult
-from loomsync.importers.common import owned_by
-from loomsync.model import Thread
+from loomsync.importers.common import LINKS, owned_by
+from loomsync.model import SERVER_FIELDS, Thread
 from loomsync.redaction import Redaction, default_redaction
 from loomsync.terminal import printable
 
@@ -126,25 +127,41 @@ def import_owner(paths: ClientPaths, config: ClientConfig, *, create: bool = Tru
 
     Logged in with a JWT: its ``sub``, so the same person gets the same ids on every machine
     and two people never share one. Otherwise (offline, an opaque token): a random key of this
-    machine kept in ``<config>/import-owner`` (made on first use unless ``create`` is False):
-    nobody else can compute those ids either, and a later import while logged in keeps
+    machine: nobody else can compute those ids either, and a later import while logged in keeps
     updating the threads stored under it instead of making second copies.
+
+    ``<config>/import-owner`` holds the machine key (a ``machine:<uuid>`` line, made on first
+    use) and a ``login:<sub>`` line per login an import ran under on this machine (most recent
+    first), so an import while logged out finds the copies stored under those logins (the
+    ``earlier`` keys) instead of making machine-key duplicates. With ``create`` False (a dry
+    run) the file is not written.
     """
     file = paths.config_dir / "import-owner"
     try:
-        machine: str | None = file.read_text().strip() or None
+        lines = [line.strip() for line in file.read_text().splitlines() if line.strip()]
     except FileNotFoundError:
-        machine = None
+        lines = []
+    machine = next((line for line in lines if not line.startswith("login:")), None)
+    logins = [line.removeprefix("login:") for line in lines if line.startswith("login:")]
     token = config.token.get_secret_value() if config.token else None
     sub = token_subject(token) if config.logged_in else None
     if sub is not None:
-        return ImportOwner(sub, (machine,) if machine else (), logged_in=True)
+        if create and logins[:1] != [sub]:
+            logins = [sub, *(other for other in logins if other != sub)]
+            _remember(paths, file, machine, logins)
+        earlier = (*(other for other in logins if other != sub), *([machine] if machine else []))
+        return ImportOwner(sub, earlier, logged_in=True)
     if machine is None:
         machine = f"machine:{uuid.uuid4()}"
         if create:
-            ensure_dir(paths.config_dir)
-            atomic_write(file, (machine + "\n").encode())
-    return ImportOwner(machine)
+            _remember(paths, file, machine, logins)
+    return ImportOwner(machine, tuple(logins))
+
+
+def _remember(paths: ClientPaths, file: Path, machine: str | None, logins: list[str]) -> None:
+    ensure_dir(paths.config_dir)
+    lines = ([machine] if machine else []) + [f"login:{sub}" for sub in logins]
+    atomic_write(file, "".join(line + "\n" for line in lines).encode())
 
 
 def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
@@ -184,25 +201,52 @@ def _load(existing: _Loader, thread_id: str) -> Thread | None:
         return None
 
 
+def _stored_key(existing: _Loader, thread_id: str, owner: ImportOwner) -> str | None:
+    """The key ``thread_id`` (an owner-free id from a file) is stored under here: None for a
+    copy under the bare id (imported before issue 15), else the owner's key, else an earlier
+    key of this machine (issue 15, item 5: the login before the machine key); a session
+    stored under none of them gets the owner's key."""
+    if _load(existing, thread_id) is not None:
+        return None
+    for key in (owner.key, *owner.earlier):
+        if _load(existing, str(ThreadId.owned(key, thread_id))) is not None:
+            return key
+    return owner.key
+
+
 def _owned(existing: _Loader, thread: Thread, owner: ImportOwner | None) -> Thread:
-    """``thread`` (the file's own ids) under the owner's key, or under an earlier key of this
-    machine when the store already holds it so; a session imported before issue 15 (under
-    its bare id) keeps that id, so an upgrade makes no second copies."""
+    """``thread`` (the file's own ids) under the key the store already holds it by, or the
+    owner's (:func:`_stored_key`); each thread it links to (``resumed_from``,
+    ``parent_thread_id``) is looked up the same way, so a link names the copy that exists
+    even when it was stored under another key than the thread itself."""
     if owner is None:
         return thread
-    if _load(existing, str(thread.id)) is not None:
-        return thread
-    for key in owner.earlier:
-        keyed = owned_by(thread, key)
-        if _load(existing, str(keyed.id)) is not None:
-            return keyed
-    return owned_by(thread, owner.key)
+    key = _stored_key(existing, str(thread.id), owner)
+    document = thread if key is None else owned_by(thread, key)
+    extra = dict(thread.metadata.extra or {})
+    links = dict(document.metadata.extra or {})
+    for name in LINKS:
+        target = extra.get(name)
+        if not isinstance(target, str):
+            continue
+        try:
+            ThreadId.parse(target)
+        except InvalidThreadId:
+            continue
+        link_key = _stored_key(existing, target, owner)
+        links[name] = target if link_key is None else str(ThreadId.owned(link_key, target))
+    metadata = document.metadata.model_copy(update={"extra": links})
+    return document.model_copy(update={"metadata": metadata})
 
 
 def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
     """The imported document, keeping what a person set on the stored copy (visibility,
-    sharing, privacy, tags, pin)."""
+    sharing, privacy, tags, pin) and the fields the server set on a copy that came from it
+    (``owner_id``, ``org_id``, ``message_count``, ``archived_at``: :data:`SERVER_FIELDS`),
+    which the imported document lacks: without them a re-import on a second machine was never
+    "unchanged" (issue 15, item 5)."""
     fields = {key: getattr(stored, key) for key in _KEPT_FIELDS}
+    fields.update({k: v for k, v in (stored.model_extra or {}).items() if k in SERVER_FIELDS})
     metadata = imported.metadata.model_copy(
         update={key: getattr(stored.metadata, key) for key in _KEPT_METADATA}
     )

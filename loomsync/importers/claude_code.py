@@ -324,8 +324,12 @@ def parse(path: Path) -> ImportResult:
         threads.append(_thread(path, main, session, clip_title(title), link))
         sidechains = _sidechains([e for e in entries if e.get("isSidechain")])
         for root, group in sidechains.items():
-            thread_id = name_thread_id(NAME, "sidechain", session_id, root)
-            threads.append(_thread(path, group, thread_id, None, {"parent_thread_id": session}))
+            # a sidechain copied into a resumed session keeps the sessionId it ran in: it is
+            # the thread the original session's file gives, not a second copy (issue 15, item 5)
+            own = _first(group, "sessionId") or session_id
+            thread_id = name_thread_id(NAME, "sidechain", own, root)
+            parent = session_thread_id(NAME, own)
+            threads.append(_thread(path, group, thread_id, None, {"parent_thread_id": parent}))
     result.threads.extend(t for t in threads if t is not None)
     if not result.threads:
         result.warnings.append(f"{path}: no Claude Code conversation in this file")

@@ -250,3 +250,132 @@ def test_a_session_imported_before_per_owner_ids_keeps_its_id(
     again = imported(alice, "codex", CODEX)
     assert again["created"] == []
     assert CODEX_THREAD in again["unchanged"]  # type: ignore[operator]
+
+
+def _session_lines(session: str, *turns: tuple[str, str | None, str]) -> str:
+    """Claude Code lines: ``(uuid, parent uuid, text)`` user turns of ``session``."""
+    return "".join(
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": uuid_,
+                "parentUuid": parent,
+                "sessionId": session,
+                "timestamp": f"2026-01-01T00:00:0{n}.000Z",
+                "message": {"role": "user", "content": text},
+            }
+        )
+        + "\n"
+        for n, (uuid_, parent, text) in enumerate(turns)
+    )
+
+
+RESUMED = "5d1a0c6e-3b7f-4e2a-9c1d-8f0e6a2b4c13"
+
+
+def test_a_logged_out_import_finds_the_copies_stored_under_the_login(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
+    ids = imported(alice, "claude-code", str(live))["created"]
+    assert owned(token, CLAUDE_SESSION) in ids  # type: ignore[operator]
+    assert alice("logout").code == 0
+
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
+    offline = imported(alice, "claude-code", str(live))
+    assert offline["created"] == []  # machine-key duplicates before the fix
+    assert owned(token, CLAUDE_SESSION) in offline["updated"]  # type: ignore[operator]
+
+
+def test_the_login_copy_wins_over_a_machine_key_copy(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    from loomsync.importers import import_path
+
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    session = live / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl", session)
+    machine = "machine:0b9e2c61-5f3a-4d1e-8a7b-2c4d6e8f0a1b"
+    alice.paths.config_dir.mkdir(parents=True)
+    (alice.paths.config_dir / "import-owner").write_text(machine + "\n")
+    store = alice.agent()  # both copies, as an older client left them
+    for key in (machine, token_subject(token)):
+        for thread in import_path(session, owner=key).threads:
+            store.save(thread)
+    store.close()
+    assert login(alice, server, token).code == 0
+
+    shutil.copyfile(TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl", session)
+    again = imported(alice, "claude-code", str(live))
+    assert owned(token, CLAUDE_SESSION) in again["updated"]  # type: ignore[operator]
+    assert str(ThreadId.owned(machine, CLAUDE_SESSION)) not in again["updated"]  # type: ignore[operator]
+
+
+def test_a_reimport_on_a_second_machine_is_unchanged(
+    server: LiveServer, settings: Settings, new_user, someone
+) -> None:
+    token = create_token(settings, new_user("alice"), org="acme")
+    laptop, desktop = someone("laptop"), someone("desktop")
+    assert login(laptop, server, token).code == 0
+    assert login(desktop, server, token).code == 0
+    imported(laptop, "codex", CODEX)
+    first = imported(desktop, "codex", CODEX)
+    again = imported(desktop, "codex", CODEX)
+    assert again["updated"] == []
+    assert again["created"] == []
+    assert sorted(again["unchanged"]) == sorted(first["created"])  # type: ignore[type-var]
+
+
+def test_a_resumed_session_links_to_the_copy_stored_under_another_key(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    alice = someone("alice")
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    (live / f"{CLAUDE_SESSION[2:]}.jsonl").write_text(
+        _session_lines(CLAUDE_SESSION[2:], ("u1", None, "first question"))
+    )
+    [original] = imported(alice, "claude-code", str(live))["created"]  # type: ignore[misc]
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    resumed = _session_lines(CLAUDE_SESSION[2:], ("u1", None, "first question"))
+    resumed += _session_lines(RESUMED, ("u2", "u1", "and then?"))
+    (live / f"{RESUMED}.jsonl").write_text(resumed)
+    imported(alice, "claude-code", str(live))
+    shown = json.loads(alice("show", owned(token, f"T-{RESUMED}"), "--json").out)
+    link = shown["metadata"]["extra"]["resumed_from"]
+    assert link == original  # the machine-key copy, not a login-key id nobody stored
+    assert alice("show", link, "--json").code == 0
+
+
+def test_a_resumed_session_links_to_a_copy_under_its_bare_id(
+    server: LiveServer, settings: Settings, new_user, someone, tmp_path: Path
+) -> None:
+    from loomsync.importers import import_path
+
+    alice = someone("alice")
+    token = create_token(settings, new_user("alice"), org="acme")
+    assert login(alice, server, token).code == 0
+    live = tmp_path / "projects" / "-home-me-app"
+    live.mkdir(parents=True)
+    first = live / f"{CLAUDE_SESSION[2:]}.jsonl"
+    first.write_text(_session_lines(CLAUDE_SESSION[2:], ("u1", None, "first question")))
+    store = alice.agent()  # as a client before issue 15 stored it
+    for thread in import_path(first).threads:
+        store.save(thread)
+    store.close()
+    resumed = _session_lines(CLAUDE_SESSION[2:], ("u1", None, "first question"))
+    resumed += _session_lines(RESUMED, ("u2", "u1", "and then?"))
+    (live / f"{RESUMED}.jsonl").write_text(resumed)
+    imported(alice, "claude-code", str(live))
+    shown = json.loads(alice("show", owned(token, f"T-{RESUMED}"), "--json").out)
+    assert shown["metadata"]["extra"]["resumed_from"] == CLAUDE_SESSION

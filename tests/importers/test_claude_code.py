@@ -247,3 +247,26 @@ def test_owner_keyed_ids_rekey_the_links_too(tmp_path: Path) -> None:
     assert alice.metadata.extra["resumed_from"] == ThreadId.owned("alice", f"T-{SESSION}")
     assert alice.metadata.extra["source"]["session_thread_id"] == f"T-{RESUMED}"
     assert import_path(path, owner="alice").threads[0] == alice  # same owner, same document
+
+
+def test_a_sidechain_copied_into_a_resumed_session_keeps_its_thread(tmp_path: Path) -> None:
+    """A subagent's lines copied by ``claude --resume`` keep the ``sessionId`` they ran in: the
+    resumed file gives the thread the original file gives, not a duplicate (issue 15, item 5)."""
+    history = [
+        _line("u1", None, "user", "first question"),
+        {**_line("s1", None, "user", "subagent task"), "isSidechain": True},
+        {
+            **_line("s2", "s1", "assistant", [{"type": "text", "text": "done"}], message_id="m9"),
+            "isSidechain": True,
+        },
+    ]
+    original = _write(tmp_path / f"{SESSION}.jsonl", history)
+    resumed = _write(
+        tmp_path / f"{RESUMED}.jsonl",
+        [*history, {**_line("u2", "u1", "user", "and then?"), "sessionId": RESUMED}],
+    )
+    _, side = claude_code.parse(original).threads
+    session, copied = claude_code.parse(resumed).threads
+    assert str(session.id) == f"T-{RESUMED}"
+    assert copied.id == side.id
+    assert copied.metadata.extra["parent_thread_id"] == f"T-{SESSION}"
