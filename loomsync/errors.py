@@ -223,6 +223,11 @@ class InvalidResponseError(SyncError):
     """
 
 
+class QueueUnreadableError(LoomsyncError):
+    """``pending.json`` could not be read (an OSError: a folder in its place, no permission...)
+    and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
+
+
 __all__ = [
     "AuthError",
     "ConfigError",
@@ -235,6 +240,7 @@ __all__ = [
     "LoomsyncError",
     "NetworkError",
     "PrivateThreadError",
+    "QueueUnreadableError",
     "RefusedError",
     "RemoteNotFoundError",
     "ServerError",

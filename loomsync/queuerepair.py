@@ -14,8 +14,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from loomsync.errors import LoomsyncError
-
 log = logging.getLogger(__name__)
 
 #: Set-aside ``pending.json.corrupt-*`` files kept (the newest); older ones are removed.
@@ -54,11 +52,6 @@ class Dropped:
 
     entries: tuple[str, ...]
     thread_ids: tuple[str, ...]
-
-
-class QueueUnreadableError(LoomsyncError):
-    """``pending.json`` could not be read (an OSError: a folder in its place, no permission...)
-    and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
 
 
 def shown(value: Any) -> str:
@@ -104,7 +97,6 @@ def prune_set_aside(path: Path, keep: int = KEEP_SET_ASIDE) -> list[Path]:
 __all__ = [
     "KEEP_SET_ASIDE",
     "Dropped",
-    "QueueUnreadableError",
     "Rebuilt",
     "prune_set_aside",
     "shown",

@@ -22,6 +22,7 @@ from filelock import FileLock
 from pydantic import BaseModel, ValidationError, field_validator
 
 from loomsync import codec, edits
+from loomsync.errors import QueueUnreadableError
 from loomsync.files import (
     DEFAULT_LOCK_TIMEOUT,
     atomic_write,
@@ -32,7 +33,6 @@ from loomsync.files import (
 from loomsync.model import UtcDatetime
 from loomsync.queuerepair import (
     Dropped,
-    QueueUnreadableError,
     Rebuilt,
     prune_set_aside,
     shown,

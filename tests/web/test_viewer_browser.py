@@ -150,6 +150,9 @@ def test_ten_thousand_message_thread_pages_on_scroll_and_jumps_by_link(
     expect(page.locator("#m-9876")).to_be_in_viewport()
     assert page.url.endswith(f"?from={9876 - 9876 % PAGE}#m-9876")
     expect(page.locator("#m-9876")).to_contain_text("message 9876")
+    # The jump opened the message's boxes and the browser may still be scrolling to the URL's
+    # fragment while the page loads: the reader's place is what it is once that settles.
+    page.wait_for_load_state("networkidle")
     first = page.locator(f"#m-{9876 - 9876 % PAGE}")
     earlier = page.locator("a.pager.earlier")
     earlier.scroll_into_view_if_needed()
