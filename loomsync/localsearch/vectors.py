@@ -28,12 +28,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Mapping
 
-from loomsync.textsearch.analyzer import lexemes
 from loomsync.textsearch.fields import Field
-from loomsync.textsearch.normalize import normalize
 from loomsync.textsearch.query import Slot, Unit
 from loomsync.textsearch.scoring import rank_or
-from loomsync.textsearch.vectors import MAX_POSITION, MAX_POSITIONS
+from loomsync.textsearch.vectors import MAX_POSITION, positions
 
 #: Weight letter → the 2-bit code of ``WordEntryPos`` (PostgreSQL: D 0, C 1, B 2, A 3).
 WEIGHT_CODES = {"A": 3, "B": 2, "C": 1, "D": 0}
@@ -50,28 +48,15 @@ Lookup = Callable[[str], Occurrences]
 def entries(fields: Iterable[Field]) -> Vector:
     """The vector of ``fields`` ((text, weight letter) pairs) as PostgreSQL stores
     ``CAST(tsvector(fields) AS tsvector)`` (module docstring): the same walk over the
-    analyzer's lexemes as :func:`~loomsync.textsearch.vectors.tsvector` (each field's positions
+    analyzer's lexemes as :func:`~loomsync.textsearch.vectors.positions` (each field's positions
     after the previous field's last, a lexeme's first 256 positions, clamped), then
     ``tsvector_in``'s rule for a repeated position (kept once, with its highest weight).
     tests/client/test_localsearch_postgres.py checks it against PostgreSQL."""
-    raw: dict[str, list[tuple[int, int]]] = {}
-    offset = 0
-    for text, weight in fields:
-        if not text:
-            continue
-        code = WEIGHT_CODES[weight]
-        last = 0
-        for lexeme, last in lexemes(normalize(text)):
-            entry = raw.get(lexeme)
-            if entry is None:
-                entry = raw[lexeme] = []
-            if len(entry) < MAX_POSITIONS:
-                entry.append((min(offset + last, MAX_POSITION), code))
-        offset += last
     vector: Vector = {}
-    for lexeme, found in raw.items():
+    for lexeme, found in positions(fields).items():
         occurrences: Occurrences = {}
-        for position, code in found:  # positions only grow: already sorted
+        for position, weight in found:  # positions only grow: already sorted
+            code = WEIGHT_CODES[weight]
             held = occurrences.get(position)
             if held is None:
                 occurrences[position] = code

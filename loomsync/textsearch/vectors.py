@@ -22,25 +22,35 @@ MAX_POSITION = 16_383
 MAX_POSITIONS = 256
 
 
-def tsvector(fields: Iterable[Field]) -> str:
-    """``tsvector`` input text for ``fields`` ((text, weight) pairs, in order): each field's
-    positions follow the previous field's last one, as ``||`` concatenates vectors; weight
-    ``D`` is written as none (its default)."""
-    positions: dict[str, list[str]] = {}
+def positions(fields: Iterable[Field]) -> dict[str, list[tuple[int, str]]]:
+    """Each lexeme of ``fields`` ((text, weight) pairs, in order) with its (position, weight)
+    pairs in position order: each field's positions follow the previous field's last one, as
+    ``||`` concatenates vectors; a lexeme keeps its first :data:`MAX_POSITIONS`, none past
+    :data:`MAX_POSITION` (written as it). The walk both the server's ``tsvector`` text
+    (:func:`tsvector`) and the local index (:func:`loomsync.localsearch.vectors.entries`) take."""
+    found: dict[str, list[tuple[int, str]]] = {}
     offset = 0
     for text, weight in fields:
         if not text:
             continue
-        suffix = "" if weight == "D" else weight
         last = 0
         for lexeme, last in lexemes(normalize(text)):
-            entry = positions.get(lexeme)
+            entry = found.get(lexeme)
             if entry is None:
-                entry = positions[lexeme] = []
+                entry = found[lexeme] = []
             if len(entry) < MAX_POSITIONS:
-                entry.append(f"{min(offset + last, MAX_POSITION)}{suffix}")
+                entry.append((min(offset + last, MAX_POSITION), weight))
         offset += last
-    return " ".join(f"'{lexeme}':{','.join(at)}" for lexeme, at in positions.items())
+    return found
+
+
+def tsvector(fields: Iterable[Field]) -> str:
+    """``tsvector`` input text for ``fields`` (:func:`positions`); weight ``D`` is written as
+    none (its default)."""
+    return " ".join(
+        f"'{lexeme}':" + ",".join(f"{at}{'' if w == 'D' else w}" for at, w in found)
+        for lexeme, found in positions(fields).items()
+    )
 
 
 #: The version of the vectors this analyzer makes (``search_version`` of the server's rows,
