@@ -11,6 +11,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import Annotated, Any
 
@@ -126,6 +128,20 @@ def _schema_is_current(url: str, settings: Settings) -> tuple[bool, str | None]:
 
     current = asyncio.run(check())
     return current == head_revision(), current
+
+
+@contextmanager
+def current_database(settings: Settings) -> Iterator[tuple[Settings, str]]:
+    """(settings, database URL) of a database at the latest revision, for a command's
+    lifetime: the embedded PostgreSQL started when no URL is configured (and cleaned up after),
+    exit 1 when the schema is not current (:func:`_require_current_schema`)."""
+    settings, url, server = _with_embedded(settings)
+    try:
+        _require_current_schema(url, settings)
+        yield settings, url
+    finally:
+        if server is not None:
+            server.cleanup()
 
 
 def _require_current_schema(
@@ -315,13 +331,8 @@ def rescan_command(
         only = None if thread is None else [ThreadId.parse(value) for value in thread]
     except InvalidThreadId as exc:
         raise typer.BadParameter(str(exc), param_hint="'--thread'") from None
-    _, url, server = _with_embedded(settings)
-    try:
-        _require_current_schema(url, settings)
+    with current_database(settings) as (settings, url):
         left_alone = asyncio.run(_rescan(url, settings, dry_run, only))
-    finally:
-        if server is not None:
-            server.cleanup()
     if left_alone:
         raise typer.Exit(1)
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli import _require_current_schema, _settings, _with_embedded, cli
+from app.cli import _settings, cli, current_database
 from app.config import Settings
 from app.database import make_engine
 from app.logs import configure_logging
@@ -44,13 +44,8 @@ def reindex_command(
     configure_logging(settings)
     if nice:
         os.nice(10)
-    _, url, server = _with_embedded(settings)
-    try:
-        _require_current_schema(url, settings)
+    with current_database(settings) as (settings, url):
         outcome = asyncio.run(_reindex(url, settings, jobs, batch))
-    finally:
-        if server is not None:
-            server.cleanup()
     if not outcome.ran:
         typer.echo("Another rebuild is running; nothing done.")
         return

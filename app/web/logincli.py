@@ -19,10 +19,9 @@ from sqlalchemy.exc import DBAPIError
 
 from app.auth import Principal, claims_problem
 from app.cli import (
-    _require_current_schema,
     _settings,
-    _with_embedded,
     console,
+    current_database,
     parse_ttl,
     token_cli,
 )
@@ -83,17 +82,12 @@ def token_login(
     except InvalidThreadId as exc:
         raise typer.BadParameter(str(exc), param_hint="'--thread'") from None
     principal = Principal(user_id=sub, org_id=org, roles=frozenset(role or []))
-    settings, database_url, server = _with_embedded(settings)
-    try:
-        _require_current_schema(database_url, settings)
+    with current_database(settings) as (settings, database_url):
         try:
             code = asyncio.run(_mint(database_url, settings, principal, seconds))
         except (DBAPIError, OSError) as exc:
             console.print(f"[red]Cannot reach the database: {exc}[/red]")
             raise typer.Exit(1) from None
-    finally:
-        if server is not None:
-            server.cleanup()
     typer.echo(login_url(public_base(settings, url), code, next_path))
     minutes = max(1, round(settings.login_code_ttl / 60))
     console.print(f"The link works once, for about {minutes} minute(s).")
