@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +22,10 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
+from app.database import migrate_async
 from loomsync import ClientPaths, LocalThreadStore, SyncingThreadStore, ThreadSyncClient
 from loomsync.model import Message, Thread
+from tests.database import create_database, drop_database
 from tests.homes import home_env
 from tests.servers import STARTUP_SECONDS, free_port, poll
 
@@ -276,3 +278,24 @@ def person(tmp_path: Path) -> Person:
 
 def login(person: Person, server: LiveServer, token: str) -> Result:
     return person("login", "--server", server.url, "--token", token)
+
+
+@pytest.fixture
+async def import_database(pg_server: str) -> AsyncIterator[str]:
+    """A database per test (tests/client/test_import*.py): imported sessions keep their ids,
+    which are global, and would meet other tests'."""
+    url = await create_database(pg_server)
+    await migrate_async(url)
+    yield url
+    await drop_database(pg_server, url)
+
+
+@pytest.fixture
+def server(import_database: str, settings: Settings, tmp_path: Path) -> Iterator[LiveServer]:
+    """A real server on :func:`import_database` that takes bodies of up to 64 MB (imports)."""
+    assert settings.jwt_secret is not None
+    live = LiveServer(import_database, settings.jwt_secret.get_secret_value(), tmp_path)
+    live.env["LOOMSYNC_MAX_BODY_BYTES"] = str(64 * 1024 * 1024)
+    live.start()
+    yield live
+    live.stop()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -14,12 +13,10 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import migrate_async
 from loomsync.ids import ThreadId
 from loomsync.importers import import_path
 from loomsync.importing import token_subject
 from tests.client.conftest import LiveServer, Person, login, wait_for
-from tests.database import create_database, drop_database
 
 TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts"
 CODEX_THREAD = "T-019b7f94-51b4-7593-922e-ba12b5b73b52"  # rollout-2026-01-02T18-39-45-…
@@ -32,25 +29,6 @@ FORMAT_FOLDERS = {
     "swe-agent": "swe-agent-traj",
     "openhands": "openhands-events",
 }
-
-
-@pytest.fixture
-async def import_database(pg_server: str) -> AsyncIterator[str]:
-    """A database per test: imported sessions keep their real, global ids."""
-    url = await create_database(pg_server)
-    await migrate_async(url)
-    yield url
-    await drop_database(pg_server, url)
-
-
-@pytest.fixture
-def server(import_database: str, settings: Settings, tmp_path: Path) -> Iterator[LiveServer]:
-    assert settings.jwt_secret is not None
-    live = LiveServer(import_database, settings.jwt_secret.get_secret_value(), tmp_path)
-    live.env["LOOMSYNC_MAX_BODY_BYTES"] = str(64 * 1024 * 1024)
-    live.start()
-    yield live
-    live.stop()
 
 
 @pytest.fixture

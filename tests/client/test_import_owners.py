@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -15,34 +15,13 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import migrate_async
 from loomsync.ids import ThreadId
 from loomsync.importing import token_subject
 from tests.client.conftest import LiveServer, Person, login
 from tests.client.test_import import CLAUDE_SESSION, CODEX_THREAD, TRANSCRIPTS
-from tests.database import create_database, drop_database
 from tests.homes import home_env
 
 CODEX = str(TRANSCRIPTS / "codex-rollout")
-
-
-@pytest.fixture
-async def import_database(pg_server: str) -> AsyncIterator[str]:
-    """A database per test: the bare session ids are global and would meet other tests'."""
-    url = await create_database(pg_server)
-    await migrate_async(url)
-    yield url
-    await drop_database(pg_server, url)
-
-
-@pytest.fixture
-def server(import_database: str, settings: Settings, tmp_path: Path) -> Iterator[LiveServer]:
-    assert settings.jwt_secret is not None
-    live = LiveServer(import_database, settings.jwt_secret.get_secret_value(), tmp_path)
-    live.env["LOOMSYNC_MAX_BODY_BYTES"] = str(64 * 1024 * 1024)
-    live.start()
-    yield live
-    live.stop()
 
 
 @pytest.fixture
