@@ -36,8 +36,8 @@ from app.database import (
 from app.logs import configure_logging
 from app.threads import reindex
 from app.threads.rescan import Outcome, rescan
-from loomsync.ids import InvalidThreadId, ThreadId
-from loomsync.secrets import default_redactor
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
+from loomsync.core.secrets import default_redactor
 
 cli = typer.Typer(no_args_is_help=True, help="The loomsync thread sync server.")
 token_cli = typer.Typer(no_args_is_help=True, help="Mint bearer tokens.")

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import (
 
 from app import pgtime
 from app.config import Settings, normalize_database_url
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.routes import allowed_methods
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from app.threads.router import router as threads_router
 from app.threads.scanning import SecretScan
 from app.web.errors import PageErrorMiddleware
 from app.web.routes import include_web
-from loomsync import __version__
-from loomsync.secrets import default_redactor
+from loomsync.core.secrets import default_redactor
+from loomsync.core.version import __version__
 
 
 def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:

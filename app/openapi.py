@@ -30,7 +30,7 @@ from app.config import Settings
 from app.problems import problem_response
 from app.sharing.schemas import ShareLinkRequest
 from app.threads.schemas import AppendRequest, ConflictProblem, ForkRequest, Problem, ThreadPatch
-from loomsync.model import Thread
+from loomsync.core.document.model import Thread
 
 _EXTRA_MODELS: tuple[type[Any], ...] = (
     Thread,
@@ -49,7 +49,7 @@ PYTHON_WHITESPACE = (
 )
 #: A string holding at least one character that is not whitespace.
 NON_BLANK_PATTERN = f"[^{PYTHON_WHITESPACE}]"
-#: ``T-`` and a canonical lowercase UUID (loomsync.ids.ThreadId); anything else is a 400.
+#: ``T-`` and a canonical lowercase UUID (loomsync.core.document.ids.ThreadId); anything else is a 400.
 THREAD_ID_PATTERN = "^T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 #: ``*``, or a comma list of strong, weak or bare version tags (app/threads/preconditions.py).
 _TAG = '(W/)?"[0-9]{1,18}"|[0-9]{1,18}'

@@ -31,12 +31,12 @@ import asyncpg
 
 from app.threads.documents import commit_shas, derived_columns, dump_json, prepare_messages
 from app.threads.indexing import MESSAGE_VECTOR_SQL, THREAD_VECTOR_SQL, thread_vector
-from loomsync.textsearch.vectors import VERSION as SEARCH_VERSION
+from loomsync.core.textsearch.vectors import VERSION as SEARCH_VERSION
 
 REAL_THREADS = Path(__file__).resolve().parents[2] / "shared" / "data" / "threads"
 COMMON_WORD = "loomcommon"
 #: Which analyzer made the vectors: a corpus made by another one is rebuilt.
-ANALYZER = f"loomsync.textsearch {SEARCH_VERSION}"
+ANALYZER = f"loomsync.core.textsearch {SEARCH_VERSION}"
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 GIN_INDEXES = {

@@ -40,7 +40,7 @@ from bench.harness import (
     uvicorn_server,
 )
 from bench.realdata import real_messages
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 DATABASE = "loomsync_bench_idempotency"
 TARGET_RATIO = 1.5

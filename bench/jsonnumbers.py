@@ -4,7 +4,7 @@ For each real thread of ``../shared/data/threads/`` (and two synthetic ones), th
 PUT does on the server — parse the body, dump every message, dump the rest of the document —
 and the work a client save does — parse a thread file, dump it pretty — timed with the code
 before the change (the standard library with the old hooks, copied below) and with
-``loomsync.jsontext`` (what the server and client use now). Best of ``--repeat`` runs of
+``loomsync.core.document.jsontext`` (what the server and client use now). Best of ``--repeat`` runs of
 enough loops to take about 0.1 s, old and new alternately; no database, no HTTP: only the JSON layer changed.
 
 Synthetic threads: ``numbers`` holds 20,000 ordinary integers and floats in tool arguments (the
@@ -24,12 +24,12 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.harness import ROOT, record
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 THREADS = ROOT.parent / "shared" / "data" / "threads"
 
 
-# The code before the change (app/threads/documents.py and loomsync/codec.py at 8e1a649).
+# The code before the change (app/threads/documents.py and loomsync/core/document/codec.py at 8e1a649).
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):

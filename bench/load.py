@@ -31,7 +31,7 @@ from app.config import Settings
 from bench.harness import fresh_database, record, uvicorn_process
 from bench.harness import server_dsn as default_server_dsn
 from bench.realdata import all_real_messages, real_templates
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 DATABASE = "loomsync_bench_load"
 ORGS = 5

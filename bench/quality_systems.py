@@ -42,10 +42,10 @@ from bench.harness import (
     server_dsn,
     uvicorn_server,
 )
-from loomsync.client import ThreadSyncClient
+from loomsync.core.document.model import Message, Thread
+from loomsync.http.client import ThreadSyncClient
 from loomsync.importers import import_path
-from loomsync.model import Message, Thread
-from loomsync.store import LocalThreadStore
+from loomsync.store.local import LocalThreadStore
 
 DATA = (ROOT.parent / "shared" / "data").resolve()
 TRANSCRIPTS = DATA / "transcripts"

@@ -43,7 +43,7 @@ from bench.harness import (
     standalone,
     uvicorn_process,
 )
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 DATABASE = "loomsync_bench_reads"
 MB = 1_000_000

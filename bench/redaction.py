@@ -41,8 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.harness import ROOT, percentiles, record
+from loomsync.core.document.model import Message, Thread
 from loomsync.importers import import_path
-from loomsync.model import Message, Thread
 
 TRANSCRIPTS = ROOT.parent / "shared" / "data" / "transcripts"
 TARGET_THREAD_S = 1.0
@@ -133,7 +133,7 @@ def timed(run: Callable[[], object], runs: int) -> tuple[float, float]:
 def measure(mb: float, runs: int, planted: int, ds_kb: int) -> list[str]:
     """Build the threads, time everything, and return the printed lines."""
     start = time.perf_counter()
-    from loomsync.secrets import default_redactor
+    from loomsync.core.secrets import default_redactor
 
     redactor = default_redactor()
     redactor.find("warm-up: compile the rules")
@@ -232,7 +232,7 @@ def _assignment_rule_mb_s(text: str) -> tuple[float, float]:
     """The secret-assignment rule's pattern over ``text`` with Python ``re`` and with RE2."""
     import re2
 
-    from loomsync.secrets.rules import all_rules
+    from loomsync.core.secrets.rules import all_rules
 
     pattern = next(r.pattern for r in all_rules() if r.kind == "secret-assignment")
     rates = []

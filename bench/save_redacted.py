@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from loomsync import LocalThreadStore, SyncingThreadStore
-from loomsync.model import Message, Thread
-from loomsync.redaction import Redaction
+from loomsync.core.document.model import Message, Thread
+from loomsync.store.redaction import Redaction
 
 MESSAGES = 10_000
 TURNS = 5

@@ -23,7 +23,7 @@ from app.auth import create_token
 from app.config import Settings
 from bench.corpus import REAL_THREADS
 from bench.harness import ROOT, fresh_database, server_dsn, uvicorn_process
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.web.conftest import chromium_path
 
 DATABASE = "loomsync_bench_screenshots"

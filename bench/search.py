@@ -43,9 +43,9 @@ from bench.harness import (
     uvicorn_server,
 )
 from bench.harness import server_dsn as default_server_dsn
-from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
-from loomsync.textsearch.fields import MESSAGE_TAIL_CHARS
-from loomsync.textsearch.query import parse
+from loomsync.core.textsearch.commits import commit_prefix, with_hex_prefix
+from loomsync.core.textsearch.fields import MESSAGE_TAIL_CHARS
+from loomsync.core.textsearch.query import parse
 
 DATABASE = "loomsync_bench_search"
 SEARCHER = Principal(user_id="user0", org_id="org0", roles=frozenset())

@@ -36,7 +36,7 @@ from bench.quality_systems import (
     local_search,
     server_search,
 )
-from loomsync.model import Thread
+from loomsync.core.document.model import Thread
 
 SYSTEMS = ("server", "local", "bm25", "fts5")
 TYPES = ("identifier", "keywords", "paraphrase", "morphology", "tool_output", "non_english")

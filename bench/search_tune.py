@@ -6,7 +6,7 @@ in-process on the database bench.search_quality leaves behind, for a grid of con
 Run ``bench.search_quality --systems server`` once first (it loads ``loomsync_bench_quality``).
 Prints thread and message nDCG@10 per type on the **tune** split only, unless ``--heldout``
 (reporting, never for choosing constants). ``--set`` overrides a constant of
-:mod:`loomsync.textsearch.scoring` (``K1=1.5``, ``SPREAD=0.3``, ``MESSAGE_WEIGHTS.D=0.2``).
+:mod:`loomsync.core.textsearch.scoring` (``K1=1.5``, ``SPREAD=0.3``, ``MESSAGE_WEIGHTS.D=0.2``).
 No timing; the statement is :func:`app.threads.ranking.scored_hits`, as the API runs it.
 """
 
@@ -26,15 +26,15 @@ from app.threads.ranking import SearchFilters, plan_ranking, scored_hits
 from bench.harness import database_dsn, server_dsn
 from bench.quality_judged import aggregate, load_queries, score
 from bench.quality_systems import DATABASE
-from loomsync.textsearch import scoring
-from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
-from loomsync.textsearch.query import parse
+from loomsync.core.textsearch import scoring
+from loomsync.core.textsearch.commits import commit_prefix, with_hex_prefix
+from loomsync.core.textsearch.query import parse
 
 PRINCIPAL = Principal(user_id="quality", org_id="quality", roles=frozenset())
 
 
 def apply(setting: str) -> None:
-    """Set one constant of :mod:`loomsync.textsearch.scoring` (``NAME=VALUE`` or
+    """Set one constant of :mod:`loomsync.core.textsearch.scoring` (``NAME=VALUE`` or
     ``DICT.KEY=VALUE``)."""
     name, value = setting.split("=", 1)
     if "." in name:

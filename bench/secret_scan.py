@@ -38,8 +38,8 @@ from bench.corpus import REAL_THREADS
 from bench.harness import Section, fresh_database, record, server_ms
 from bench.harness import server_dsn as default_server_dsn
 from bench.writes import _turn, new_thread_doc
-from loomsync.ids import ThreadId
-from loomsync.secrets import default_redactor
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.secrets import default_redactor
 
 DATABASE = "loomsync_bench_secret_scan"
 

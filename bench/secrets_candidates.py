@@ -5,7 +5,7 @@ Each :class:`Candidate` turns one text into :data:`Span` findings ``(start, end,
 loomsync's own redactor also redacts (``redact``), the others only report. A candidate whose
 library is not installed is built with ``missing`` set to the reason, so the report can say so.
 
-- ``loomsync``: :func:`loomsync.secrets.default_redactor` of whatever tree ``loomsync`` is
+- ``loomsync``: :func:`loomsync.core.secrets.default_redactor` of whatever tree ``loomsync`` is
   imported from (``find`` and ``redact_text``).
 - ``detect-secrets`` / ``detect-secrets-no-entropy``: detect-secrets 1.5.0 with every plugin
   and its default filters (what ``detect-secrets scan`` uses), or without the two high-entropy
@@ -53,16 +53,16 @@ def _absent(name: str, reason: str) -> Candidate:
 
 
 def loomsync_candidate() -> Candidate:
-    """loomsync's :func:`~loomsync.secrets.default_redactor` (find + redact_text)."""
-    import loomsync.secrets
+    """loomsync's :func:`~loomsync.core.secrets.default_redactor` (find + redact_text)."""
+    import loomsync.core.secrets
 
-    redactor = loomsync.secrets.default_redactor()
+    redactor = loomsync.core.secrets.default_redactor()
 
     def find(text: str) -> list[Span]:
         return [(f.start, f.end, f.kind) for f in redactor.find(text)]
 
     return Candidate(
-        "loomsync", find, redact=redactor.redact_text, note=loomsync.secrets.__file__ or ""
+        "loomsync", find, redact=redactor.redact_text, note=loomsync.core.secrets.__file__ or ""
     )
 
 

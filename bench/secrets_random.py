@@ -19,7 +19,7 @@ import string
 import sys
 
 from bench.harness import record
-from loomsync.secrets import default_redactor
+from loomsync.core.secrets import default_redactor
 
 ALPHABETS = {
     "urlsafe": string.ascii_letters + string.digits + "-_",

@@ -42,10 +42,10 @@ from bench.harness import (
 )
 from bench.realdata import real_messages
 from bench.wal import WalMeter, Writes
-from loomsync.client import ThreadSyncClient
-from loomsync.model import Message, Thread
-from loomsync.store import LocalThreadStore
-from loomsync.syncing import SyncingThreadStore
+from loomsync.core.document.model import Message, Thread
+from loomsync.http.client import ThreadSyncClient
+from loomsync.store.local import LocalThreadStore
+from loomsync.sync.syncing import SyncingThreadStore
 
 DATABASE = "loomsync_bench_turns"
 SIZES = (10, 100, 1_000, 10_000)

@@ -52,7 +52,7 @@ from bench.harness import (
     server_ms,
     uvicorn_process,
 )
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.web.conftest import chromium_path
 
 DATABASE = "loomsync_bench_viewer"

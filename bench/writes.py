@@ -45,7 +45,7 @@ from bench.harness import (
 )
 from bench.rawhttp import HttpxSender, RawSender, Sender
 from bench.realdata import real_messages, real_templates
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 DATABASE = "loomsync_bench_writes"
 TEMPLATE_BASE = 13  # the captured append follows 12 others: its base version is distinctive

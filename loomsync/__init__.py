@@ -6,7 +6,12 @@ build a store yourself: :class:`LocalThreadStore`, :class:`RemoteThreadStore` (o
 satisfy the :class:`ThreadStore` protocol.
 
 Imports are lazy (PEP 562): ``import loomsync`` is cheap, and the server, which only uses
-:mod:`loomsync.model` and :mod:`loomsync.ids`, never loads the HTTP client or the CLI.
+:mod:`loomsync.core` (the thread document, text search, secrets), never loads the HTTP client or
+the CLI.
+
+The package is grouped by job: ``core/`` (shared with the server), ``store/`` (local storage),
+``sync/`` (syncing with a server), ``http/`` (talking to it), ``cli/`` (the ``loomsync`` command),
+``importers/`` (other agents' session files).
 """
 
 from __future__ import annotations
@@ -15,15 +20,22 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from loomsync._version import __version__
+from loomsync.core.version import __version__
 
 # A library logs; the application decides where to. Nothing is printed unless it configures it.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
-    from loomsync.client import ThreadSyncClient
     from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
-    from loomsync.connect import make_client, open_store
+    from loomsync.core.document.ids import InvalidThreadId, ThreadId
+    from loomsync.core.document.model import (
+        AgentState,
+        Conversation,
+        Message,
+        Metadata,
+        Thread,
+        ToolCall,
+    )
     from loomsync.errors import (
         AuthError,
         ConfigError,
@@ -47,26 +59,26 @@ if TYPE_CHECKING:
     )
     from loomsync.export import export, to_markdown
     from loomsync.git import normalize_remote_url, snapshot_git_state
-    from loomsync.ids import InvalidThreadId, ThreadId
-    from loomsync.memory import MemoryThreadStore
-    from loomsync.model import AgentState, Conversation, Message, Metadata, Thread, ToolCall
-    from loomsync.remote import RemoteThreadStore
+    from loomsync.http.client import ThreadSyncClient
+    from loomsync.http.connect import make_client, open_store
+    from loomsync.http.remote import RemoteThreadStore
+    from loomsync.http.sharelinks import ShareLink
     from loomsync.resume import ResumeChanges, Resumed, resume
-    from loomsync.sharelinks import ShareLink
-    from loomsync.store import LocalThreadStore, ThreadStore, atomic_write, read_thread_file
-    from loomsync.summary import SearchHit, SearchResults, SyncOutcome, ThreadSummary
-    from loomsync.syncing import SyncingThreadStore
-    from loomsync.syncstate import PendingEntry, PendingSyncQueue
+    from loomsync.store.local import LocalThreadStore, ThreadStore, atomic_write, read_thread_file
+    from loomsync.store.memory import MemoryThreadStore
+    from loomsync.store.summary import SearchHit, SearchResults, SyncOutcome, ThreadSummary
+    from loomsync.sync.queue import PendingEntry, PendingSyncQueue
+    from loomsync.sync.syncing import SyncingThreadStore
 
 #: Public name -> the module that defines it (imported on first use).
 _EXPORTS = {
-    "ThreadSyncClient": "loomsync.client",
+    "ThreadSyncClient": "loomsync.http.client",
     "ClientConfig": "loomsync.config",
     "ClientPaths": "loomsync.config",
     "default_paths": "loomsync.config",
     "load_config": "loomsync.config",
-    "make_client": "loomsync.connect",
-    "open_store": "loomsync.connect",
+    "make_client": "loomsync.http.connect",
+    "open_store": "loomsync.http.connect",
     "AuthError": "loomsync.errors",
     "ConfigError": "loomsync.errors",
     "ConflictError": "loomsync.errors",
@@ -90,31 +102,31 @@ _EXPORTS = {
     "to_markdown": "loomsync.export",
     "normalize_remote_url": "loomsync.git",
     "snapshot_git_state": "loomsync.git",
-    "InvalidThreadId": "loomsync.ids",
-    "ThreadId": "loomsync.ids",
-    "MemoryThreadStore": "loomsync.memory",
-    "AgentState": "loomsync.model",
-    "Conversation": "loomsync.model",
-    "Message": "loomsync.model",
-    "Metadata": "loomsync.model",
-    "Thread": "loomsync.model",
-    "ToolCall": "loomsync.model",
-    "RemoteThreadStore": "loomsync.remote",
+    "InvalidThreadId": "loomsync.core.document.ids",
+    "ThreadId": "loomsync.core.document.ids",
+    "MemoryThreadStore": "loomsync.store.memory",
+    "AgentState": "loomsync.core.document.model",
+    "Conversation": "loomsync.core.document.model",
+    "Message": "loomsync.core.document.model",
+    "Metadata": "loomsync.core.document.model",
+    "Thread": "loomsync.core.document.model",
+    "ToolCall": "loomsync.core.document.model",
+    "RemoteThreadStore": "loomsync.http.remote",
     "ResumeChanges": "loomsync.resume",
     "Resumed": "loomsync.resume",
     "resume": "loomsync.resume",
-    "ShareLink": "loomsync.sharelinks",
-    "LocalThreadStore": "loomsync.store",
-    "ThreadStore": "loomsync.store",
-    "atomic_write": "loomsync.store",
-    "read_thread_file": "loomsync.store",
-    "SearchHit": "loomsync.summary",
-    "SearchResults": "loomsync.summary",
-    "SyncOutcome": "loomsync.summary",
-    "ThreadSummary": "loomsync.summary",
-    "SyncingThreadStore": "loomsync.syncing",
-    "PendingEntry": "loomsync.syncstate",
-    "PendingSyncQueue": "loomsync.syncstate",
+    "ShareLink": "loomsync.http.sharelinks",
+    "LocalThreadStore": "loomsync.store.local",
+    "ThreadStore": "loomsync.store.local",
+    "atomic_write": "loomsync.store.local",
+    "read_thread_file": "loomsync.store.local",
+    "SearchHit": "loomsync.store.summary",
+    "SearchResults": "loomsync.store.summary",
+    "SyncOutcome": "loomsync.store.summary",
+    "ThreadSummary": "loomsync.store.summary",
+    "SyncingThreadStore": "loomsync.sync.syncing",
+    "PendingEntry": "loomsync.sync.queue",
+    "PendingSyncQueue": "loomsync.sync.queue",
 }
 
 __all__ = [

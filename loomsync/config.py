@@ -31,10 +31,10 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from loomsync.core.document.model import VISIBILITIES, Visibility
+from loomsync.core.secrets import Redactor
 from loomsync.errors import ConfigError
-from loomsync.files import atomic_write, ensure_dir
-from loomsync.model import VISIBILITIES, Visibility
-from loomsync.secrets import Redactor
+from loomsync.store.files import atomic_write, ensure_dir
 
 APP_NAME = "loomsync"
 
@@ -136,7 +136,7 @@ class ClientConfig(BaseSettings):
         return value
 
     def redactor(self) -> Redactor:
-        """The :class:`loomsync.secrets.Redactor` with this configuration's allow-list."""
+        """The :class:`loomsync.core.secrets.Redactor` with this configuration's allow-list."""
         return Redactor(allow=self.redaction.allow, allow_patterns=self.redaction.allow_patterns)
 
     @classmethod

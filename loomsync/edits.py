@@ -13,9 +13,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.model import (
+    SERVER_FIELDS,
+    VISIBILITIES,
+    Metadata,
+    Thread,
+    Visibility,
+    format_utc,
+)
+from loomsync.core.document.patch import merge_patch
 from loomsync.errors import InvalidInputError
-from loomsync.ids import InvalidThreadId, ThreadId
-from loomsync.model import SERVER_FIELDS, VISIBILITIES, Metadata, Thread, Visibility, format_utc
 
 
 def now() -> datetime:
@@ -58,19 +66,6 @@ def prepared(thread: Thread) -> Thread:
     if thread.created_at is None:
         fields["created_at"] = now()
     return with_fields(thread, **fields) if fields else thread
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396 JSON merge patch of ``patch`` onto ``target`` (neither is modified)."""
-    if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def compose_patches(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from loomsync.model import Thread
+    from loomsync.core.document.model import Thread
 
 
 class LoomsyncError(Exception):

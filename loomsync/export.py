@@ -30,9 +30,9 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from loomsync import codec, jsontext
-from loomsync.model import Message, Thread, format_utc_minute
-from loomsync.redaction import Redaction, default_redaction
+from loomsync.core.document import codec, jsontext
+from loomsync.core.document.model import Message, Thread, format_utc_minute
+from loomsync.store.redaction import Redaction, default_redaction
 from loomsync.terminal import json_text, printable
 
 ExportFormat = Literal["json", "markdown"]

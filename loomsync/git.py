@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from loomsync import edits
-from loomsync.model import Thread
+from loomsync.core.document.model import Thread
 
 GIT_TIMEOUT = 10.0  # seconds per git command
 MAX_NEW_COMMITS = 200  # commits read between two snapshots

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from loomsync.core.document.model import Thread, format_utc_minute
 from loomsync.git import commits_between, read_git_state
-from loomsync.model import Thread, format_utc_minute
-from loomsync.store import ThreadStore
+from loomsync.store.local import ThreadStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,7 @@ def resume(
         ThreadNotFoundError, and the store's other errors.
     """
     if store is None:
-        from loomsync.connect import open_store
+        from loomsync.http.connect import open_store
 
         opened = open_store(background=False)
         try:

@@ -10,7 +10,7 @@ reorder what a line appears to say; U+2028/U+2029 break lines where a table has 
 Three layers, so that no command can forget:
 
 - :func:`printable` turns each such character into a visible escape (``\\x1b``, ``\\u202e``).
-  The render layer (:mod:`loomsync.render`, :mod:`loomsync.export`) applies it to every field it
+  The render layer (:mod:`loomsync.cli.render`, :mod:`loomsync.export`) applies it to every field it
   shows: one-line fields (titles, table cells, tags, branches, error messages) escape newlines
   and tabs too; message bodies keep them as layout.
 - :class:`TerminalConsole` is the CLI's one rich ``Console``: markup and emoji codes are off, so

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 SERVER_SET = ("version", "updated_at", "owner_id", "org_id", "archived_at", "message_count")
 THREAD_TIMESTAMPS = ("created_at", "last_activity_at")

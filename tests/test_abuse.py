@@ -23,7 +23,7 @@ from sqlalchemy.engine import make_url
 from app.cli import embedded_defaults
 from app.config import Settings
 from app.main import create_app
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.test_auth import b64url, claims, pem
 

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from app.auth import create_token
 from app.cli import cli, parse_ttl
 from app.config import Settings
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.apps import serving
 from tests.conftest import TokenFactory
 

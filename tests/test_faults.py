@@ -21,7 +21,7 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from app.database import migrate_async
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.servers import Server, uvicorn_server
 from tests.throwaway_pg import ThrowawayPostgres, throwaway_postgres
 

@@ -1,4 +1,4 @@
-"""loomsync.ids and loomsync.model."""
+"""loomsync.core.document.ids and loomsync.core.document.model."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from loomsync.ids import InvalidThreadId, ThreadId
-from loomsync.model import Thread, format_utc
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.model import Thread, format_utc
 
 
 def test_new_ids_are_uuidv7_and_sort_by_creation() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 BEARER = [{"bearer": []}]
 

@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.auth import create_token
 from app.config import Settings
 from app.main import create_app
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.servers import Server, poll, uvicorn_server
 

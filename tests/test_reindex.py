@@ -28,9 +28,9 @@ from app.threads.documents import (
 )
 from app.threads.indexing import message_vector, thread_vector
 from app.threads.reindex import LOCK_KEY, due, rebuild
-from loomsync.ids import ThreadId
-from loomsync.model import Thread
-from loomsync.textsearch.vectors import VERSION
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Thread
+from loomsync.core.textsearch.vectors import VERSION
 from tests.apps import serving
 from tests.database import _asyncpg_dsn, create_database, drop_database
 from tests.documents import thread_doc

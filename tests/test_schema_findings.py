@@ -12,7 +12,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.openapi import IF_MATCH_PATTERN, NON_BLANK_PATTERN
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory, load_thread, real_threads
 from tests.servers import app_env, uvicorn_server
 

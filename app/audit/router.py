@@ -19,7 +19,7 @@ from app.problems import problem_responses
 from app.routes import ApiRouter
 from app.threads.cursors import CursorParam, CursorsDep
 from app.times import rfc3339
-from loomsync.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
 router = ApiRouter(prefix="/api/audit", tags=["audit"])
 

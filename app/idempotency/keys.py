@@ -57,7 +57,7 @@ from app.config import Settings
 from app.database import SettingsDep
 from app.errors import AppError, BadRequest, Unavailable
 from app.idempotency.tables import idempotency_keys as keys
-from loomsync.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
 log = logging.getLogger(__name__)
 

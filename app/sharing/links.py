@@ -65,7 +65,7 @@ class LiveLink:
     """A share link that opened its thread when it was resolved.
 
     ``id`` (the link id, as listed and revoked), ``thread_id`` (the thread's UUID; its
-    ``T-`` form is ``loomsync.ids.ThreadId.from_uuid(thread_id)``), ``created_by`` (user id),
+    ``T-`` form is ``loomsync.core.document.ids.ThreadId.from_uuid(thread_id)``), ``created_by`` (user id),
     ``created_at``, ``expires_at`` (aware UTC; None: never) and ``use_count`` before this use.
     """
 

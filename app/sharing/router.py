@@ -9,7 +9,7 @@
   or thread deleted.
 
 ``POST`` ignores ``Idempotency-Key``: a stored answer would keep the secret, which the server
-never stores; the SDK does not retry it (loomsync/sharelinks.py).
+never stores; the SDK does not retry it (loomsync/http/sharelinks.py).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from app.threads.params import ThreadIdPath
 from app.threads.responses import json_response
 from app.threads.schemas import ThreadOut
 from app.times import rfc3339
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 #: A link id in a path: a canonical lowercase UUID (as links are listed).
 LINK_ID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.config import MAX_SHARE_LINK_SECONDS
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 #: A link's state when listed: ``live`` opens the thread; ``revoked`` (by DELETE, or by the
 #: thread's deletion) and ``expired`` answer 410.

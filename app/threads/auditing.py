@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit import repository as audit_log
 from app.audit.context import AuditContext
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 
 async def created(

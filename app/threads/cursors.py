@@ -35,7 +35,7 @@ from fastapi import Depends, Query, Request
 from app.config import Settings
 from app.errors import BadRequest
 from app.times import rfc3339
-from loomsync.model import to_utc
+from loomsync.core.document.model import to_utc
 
 log = logging.getLogger(__name__)
 

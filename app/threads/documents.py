@@ -18,9 +18,9 @@ from typing import Any
 from app.errors import BadRequest
 from app.threads.indexing import clean, message_vector
 from app.times import rfc3339
-from loomsync import jsontext
-from loomsync.ids import ThreadId
-from loomsync.model import SERVER_FIELDS, Thread
+from loomsync.core.document import jsontext
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import SERVER_FIELDS, Thread
 
 #: Fields kept in columns, not in the stored document: set or owned by the server.
 COLUMN_FIELDS = (
@@ -36,7 +36,7 @@ class JsonSyntaxError(BadRequest, ValueError):
 
 def parse_json(data: bytes | str) -> Any:
     """Parse a request body (or stored JSON text) strictly, RFC 8259: no NaN/Infinity. Every
-    number keeps its text (:mod:`loomsync.jsontext`): ``1E2``, ``-0``, ``1e400`` or a
+    number keeps its text (:mod:`loomsync.core.document.jsontext`): ``1E2``, ``-0``, ``1e400`` or a
     5,000-digit integer are stored and returned as written (API.md section 2).
 
     Raises:

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.threads.documents import PreparedMessage, changed_indexes, commit_shas
 from app.threads.indexing import MESSAGE_VECTOR_SQL
 from app.threads.tables import thread_commits, thread_messages
-from loomsync.textsearch.vectors import VERSION as SEARCH_VERSION
+from loomsync.core.textsearch.vectors import VERSION as SEARCH_VERSION
 
 _UNNEST = (
     "unnest(CAST(:seqs AS integer[]), CAST(:roles AS text[]), CAST(:bodies AS text[]),"

@@ -1,5 +1,5 @@
 """The search statement: candidates, BM25-like scores, one row per thread (issue 14; API.md
-section 6). The scoring rules and constants are :mod:`loomsync.textsearch.scoring`'s, the
+section 6). The scoring rules and constants are :mod:`loomsync.core.textsearch.scoring`'s, the
 statistics :mod:`app.threads.searchstats`'s.
 
 **Candidates** (which messages are scored). Scoring every message that holds a common word
@@ -13,7 +13,7 @@ tags or git metadata match (the thread GIN index) and commit SHA prefixes are al
 
 **Scores**, per unit ``u`` and candidate message ``m``: when ``vec_m @@ u`` (else no
 contribution), ``tf = ts_rank(MESSAGE_WEIGHTS, vec_m, u's distinct lexemes or-ed)``
-(:meth:`Unit.rank_tsquery`; :func:`loomsync.textsearch.scoring.unit_tf`), contribution
+(:meth:`Unit.rank_tsquery`; :func:`loomsync.core.textsearch.scoring.unit_tf`), contribution
 ``bm25(idf_u, tf, length(vec_m), average message length)``; a message's score is the sum over units; a thread's score is its best
 message's + ``SPREAD`` x (the sum over units of the unit's best contribution in the thread -
 best message's score) + ``THREAD_BOOST`` x the same BM25 over the thread vector
@@ -64,8 +64,8 @@ from app.auth import Principal
 from app.threads.access import readable
 from app.threads.searchstats import Stats
 from app.threads.tables import thread_commits, thread_messages, threads
-from loomsync.textsearch import scoring
-from loomsync.textsearch.query import Query, Unit
+from loomsync.core.textsearch import scoring
+from loomsync.core.textsearch.query import Query, Unit
 
 #: Messages the rarest units may bring in as candidates (planner estimate).
 CANDIDATE_ROWS = 20_000
@@ -182,7 +182,7 @@ def _tsq(name: str, value: str) -> ColumnElement[Any]:
 def _bm25(
     idf: ColumnElement[Any], tf: ColumnElement[Any], vector: Any, name: str, average: float
 ) -> ColumnElement[Any]:
-    """SQL of :func:`loomsync.textsearch.scoring.bm25` (``tf`` > 0 here: the row matched)."""
+    """SQL of :func:`loomsync.core.textsearch.scoring.bm25` (``tf`` > 0 here: the row matched)."""
     length = cast(func.length(vector), Float)
     norm = scoring.K1 * (1.0 - scoring.B) + scoring.K1 * scoring.B * length / bindparam(
         name, average, type_=Float
@@ -192,7 +192,7 @@ def _bm25(
 
 def scored_units(query: Query, ranking: Ranking) -> list[tuple[Unit, float]]:
     """What scores, with its IDF: each unit of the query, then its phrase bonus
-    (:attr:`Query.phrase`, :func:`loomsync.textsearch.scoring.phrase_idf`) when it has one."""
+    (:attr:`Query.phrase`, :func:`loomsync.core.textsearch.scoring.phrase_idf`) when it has one."""
     scored = list(zip(query.units, ranking.idfs, strict=True))
     if query.phrase is not None:
         scored.append((query.phrase, scoring.phrase_idf(ranking.idfs)))

@@ -12,7 +12,7 @@ from app.errors import Conflict, Forbidden, Gone, NotFound
 from app.threads.access import can_read, can_write
 from app.threads.preconditions import Precondition
 from app.threads.reads import begin_snapshot, facts, load_row, render_row
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 
 async def refusal(

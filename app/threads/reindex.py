@@ -2,7 +2,7 @@
 an existing database, online"; migration 0007; docs/operations.md "Search vectors").
 
 Every row of ``threads`` and ``thread_messages`` carries ``search_version``, the analyzer
-version that made its vector (:data:`loomsync.textsearch.vectors.VERSION`; 0 for PostgreSQL's
+version that made its vector (:data:`loomsync.core.textsearch.vectors.VERSION`; 0 for PostgreSQL's
 own ``to_tsvector``). :func:`rebuild` rewrites each row older than the current version with
 the vector the write path would store today (:func:`app.threads.indexing.message_vector` of
 the stored message, :func:`~app.threads.indexing.thread_vector` of the stored document):
@@ -47,7 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.threads.documents import parse_json
 from app.threads.indexing import message_vector, thread_vector
 from app.threads.reindexsql import TABLES, Key, Table
-from loomsync.textsearch.vectors import VERSION
+from loomsync.core.textsearch.vectors import VERSION
 
 log = logging.getLogger(__name__)
 

@@ -52,7 +52,7 @@ from app.threads.preconditions import Precondition
 from app.threads.reads import check_copy_of, load_forkable, read_thread, render
 from app.threads.refusals import check_store, refusal
 from app.threads.tables import threads
-from loomsync.textsearch.vectors import VERSION as SEARCH_VERSION
+from loomsync.core.textsearch.vectors import VERSION as SEARCH_VERSION
 
 ARCHIVED_AT = threads.c.archived_at
 #: The columns a write returns to render its answer (:func:`app.threads.documents.render_thread`).

@@ -39,8 +39,8 @@ from app.threads.preconditions import Precondition, etag
 from app.threads.reads import begin_snapshot, load_row, render_row
 from app.threads.scanning import DOCUMENT_MESSAGES, Scanned, redact_body
 from app.threads.tables import threads
-from loomsync.ids import ThreadId
-from loomsync.secrets import Redactor
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.secrets import Redactor
 
 #: Who a rescan's writes and audit events are by: an admin no token can name (``sub`` claims
 #: hold no spaces).

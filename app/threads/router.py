@@ -38,8 +38,8 @@ from app.threads.schemas import (
     ThreadPatch,
     problem_responses,
 )
-from loomsync import jsontext
-from loomsync.ids import InvalidThreadId, ThreadId
+from loomsync.core.document import jsontext
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
 router = ApiRouter(prefix="/api/threads", tags=["threads"])
 

@@ -5,7 +5,7 @@ redacted (API.md §9). ``LOOMSYNC_SECRET_SCAN`` says what the server does with t
 brings (create, replace, append, metadata patch):
 
 - ``redact`` (default): each credential is replaced by the client's marker
-  (``[REDACTED:<kind>]``, :func:`loomsync.secrets.default_redactor`: the same detector) and the
+  (``[REDACTED:<kind>]``, :func:`loomsync.core.secrets.default_redactor`: the same detector) and the
   redacted document is stored and answered;
 - ``reject``: 422 ``validation_error`` whose ``errors`` name each location and kind (at most 20,
   never the value, API.md §7); nothing is stored;
@@ -37,8 +37,8 @@ from app.config import SecretScanMode
 from app.errors import MAX_LISTED_ERRORS, ValidationFailed, short_part
 from app.threads import auditing
 from app.threads.documents import JsonSyntaxError
-from loomsync import jsontext
-from loomsync.secrets import MARKER_PREFIX, Redactor
+from loomsync.core.document import jsontext
+from loomsync.core.secrets import MARKER_PREFIX, Redactor
 
 Path = tuple[str | int, ...]
 

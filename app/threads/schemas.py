@@ -9,7 +9,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.problems import FieldError, Problem
 from app.problems import problem_responses as _problem_responses
-from loomsync.model import AgentState, Message, Thread, UtcDatetime, Visibility
+from loomsync.core.document.model import AgentState, Message, Thread, UtcDatetime, Visibility
 
 Scope = Literal["mine", "visible"]
 ArchivedFilter = Literal["false", "true", "any"]

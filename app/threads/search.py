@@ -2,7 +2,7 @@
 
 How a query runs:
 
-1. ``q`` is parsed by the shared analyzer (:func:`loomsync.textsearch.query.parse`): units
+1. ``q`` is parsed by the shared analyzer (:func:`loomsync.core.textsearch.query.parse`): units
    (words; phrases for identifiers, paths and Han/kana/Hangul text), at most ``MAX_TERMS``
    lexemes, ``plain`` (ranked, nothing required) or ``web`` (strict). Parsing never fails; a
    query with no positive unit matches nothing without touching the database (but a commit SHA
@@ -47,9 +47,9 @@ from app.threads.ranking import (
     scored_hits,
 )
 from app.threads.tables import thread_messages
-from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
-from loomsync.textsearch.normalize import normalize
-from loomsync.textsearch.query import Query, parse
+from loomsync.core.textsearch.commits import commit_prefix, with_hex_prefix
+from loomsync.core.textsearch.normalize import normalize
+from loomsync.core.textsearch.query import Query, parse
 
 __all__ = [
     "SearchFilters",

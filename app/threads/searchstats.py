@@ -1,5 +1,5 @@
 """Corpus statistics for search ranking: how many messages hold a lexeme, how long vectors are
-(issue 14; the scoring rules are :mod:`loomsync.textsearch.scoring`).
+(issue 14; the scoring rules are :mod:`loomsync.core.textsearch.scoring`).
 
 Exact document frequencies would cost a count over the GIN index per query word (a common
 word: 50,000+ entries), so they are read from what ``ANALYZE`` already keeps, the numbers the
@@ -13,7 +13,7 @@ planner itself estimates ``@@`` by (PostgreSQL documentation, "pg_stats"; ``ts_s
 - ``pg_class.reltuples`` for the number of messages ``N``, and the average vector length
   (distinct lexemes) of messages and of threads from a bounded sample (:data:`SAMPLE_ROWS`).
 
-Every share is quantized before use (:mod:`loomsync.textsearch.frequency`: under 0.1% of all
+Every share is quantized before use (:mod:`loomsync.core.textsearch.frequency`: under 0.1% of all
 messages "rare", coarse buckets above), because these statistics are every organisation's and a
 score or a cursor shows them: a word only one small tenant uses privately gets the IDF of any
 unknown word (docs/search.md, "What the statistics reveal").
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loomsync.textsearch import frequency, scoring
-from loomsync.textsearch.query import Unit
+from loomsync.core.textsearch import frequency, scoring
+from loomsync.core.textsearch.query import Unit
 
 TTL_SECONDS = 300.0
 #: How long a snapshot *without* statistics is kept: a table not analysed yet (a new server, a
@@ -80,7 +80,7 @@ class Stats:
 
     def freq(self, lexeme: str) -> float:
         """Share of messages holding ``lexeme`` (a trailing ``*``: any lexeme it prefixes),
-        quantized (:func:`loomsync.textsearch.frequency.quantize`): the statistics are every
+        quantized (:func:`loomsync.core.textsearch.frequency.quantize`): the statistics are every
         organisation's, so only coarse shares reach a score, a cursor or the candidates."""
         if lexeme.endswith("*"):
             stem = lexeme[:-1]
@@ -102,7 +102,7 @@ class Stats:
         return self.unit_freq(unit) * max(self.messages, 1.0)
 
     def unit_idf(self, unit: Unit) -> float:
-        """The unit's IDF (:func:`loomsync.textsearch.frequency.idf` of :meth:`unit_freq`),
+        """The unit's IDF (:func:`loomsync.core.textsearch.frequency.idf` of :meth:`unit_freq`),
         rounded to :data:`IDF_DIGITS`; uniform when there are no statistics."""
         return frequency.idf(self.unit_freq(unit))
 

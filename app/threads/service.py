@@ -8,10 +8,10 @@ from pydantic import BaseModel, ValidationError
 
 from app.errors import ValidationFailed, validation_errors
 from app.threads.schemas import AppendRequest, ThreadPatch
-from loomsync import jsontext
-from loomsync.edits import merge_patch
-from loomsync.ids import InvalidThreadId, ThreadId
-from loomsync.model import Metadata, Thread
+from loomsync.core.document import jsontext
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.model import Metadata, Thread
+from loomsync.core.document.patch import merge_patch
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -42,7 +42,7 @@ def _integral_numbers(raw: Any) -> Any:
     """``raw`` with integral numbers (``5.0``, ``1E2``, ``-0``) in the known integer fields made
     ints, since JSON (and so the OpenAPI schema) does not tell 5.0 from 5. Unknown fields are
     left alone. A number too long for an int there (a 5,000-digit ``version``) stays a
-    :class:`~loomsync.jsontext.JsonNumber`, which the model refuses: 422 naming the field."""
+    :class:`~loomsync.core.document.jsontext.JsonNumber`, which the model refuses: 422 naming the field."""
     if not isinstance(raw, dict):
         return raw
     out = dict(raw)

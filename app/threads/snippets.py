@@ -2,8 +2,8 @@
 
 For each hit of a page the ranking names its best message (``best_seq``; None for a hit on the
 title, git metadata or a commit only). Its snippet is cut by
-:func:`loomsync.textsearch.highlight.snippet` from the very text the index holds
-(:func:`loomsync.textsearch.fields.message_fields`: content capped head and tail, tool names and
+:func:`loomsync.core.textsearch.highlight.snippet` from the very text the index holds
+(:func:`loomsync.core.textsearch.fields.message_fields`: content capped head and tail, tool names and
 tool-call arguments), normalised and analysed by the same analyzer, so it marks what matched
 and never misses a match because of its Unicode spelling (issue 14, "Snippets miss the match"):
 
@@ -17,10 +17,10 @@ and never misses a match because of its Unicode spelling (issue 14, "Snippets mi
    calls and the last :data:`MESSAGE_TAIL_CHARS` characters of its content (the indexed tail),
    each parsed by PostgreSQL (about 100 ms for 14 MB).
 3. Content and tool text are both highlighted; the one with more marks wins (content on a
-   tie: :func:`loomsync.textsearch.highlight.message_snippet`, the local search's rule too).
+   tie: :func:`loomsync.core.textsearch.highlight.message_snippet`, the local search's rule too).
    A hit with no matching message text gets a snippet of its title when the title matches.
 4. A hit still without one (git metadata or a commit matched) reads its git fields and commit
-   SHAs (:data:`METADATA`) for :func:`loomsync.textsearch.highlight.metadata_snippet`: the
+   SHAs (:data:`METADATA`) for :func:`loomsync.core.textsearch.highlight.metadata_snippet`: the
    matching branch / remote / workspace text highlighted, else ``commit <b>0294234</b>…``. Highlighting runs in a worker thread, off the event loop, when the
    page's texts are long (:data:`INLINE_CHARS`).
 
@@ -44,8 +44,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from loomsync import jsontext
-from loomsync.textsearch.fields import (
+from loomsync.core.document import jsontext
+from loomsync.core.textsearch.fields import (
     MESSAGE_HEAD_CHARS,
     MESSAGE_TAIL_CHARS,
     THREAD_TEXT_CHARS,
@@ -54,8 +54,8 @@ from loomsync.textsearch.fields import (
     thread_fields,
     tool_text,
 )
-from loomsync.textsearch.highlight import message_snippet, metadata_snippet, snippet
-from loomsync.textsearch.query import Query
+from loomsync.core.textsearch.highlight import message_snippet, metadata_snippet, snippet
+from loomsync.core.textsearch.query import Query
 
 SNIPPET_BUDGET_MS = 500
 QUERY_CANCELED = "57014"

@@ -6,7 +6,7 @@
 - ``thread_commits``: commit SHAs, btree ``text_pattern_ops`` for prefix search.
 - ``search_reindex``: progress of the online rebuild of the vectors (migration 0007,
   app/threads/reindex.py). ``search_version`` on both vector tables says which analyzer made
-  a row's vector (:data:`loomsync.textsearch.vectors.VERSION`; 0: PostgreSQL's own).
+  a row's vector (:data:`loomsync.core.textsearch.vectors.VERSION`; 0: PostgreSQL's own).
 
 Every primary key starts with the thread id, so all three tables distribute and co-locate by
 thread id (docs/scaling.md).

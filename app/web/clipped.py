@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, literal_column
 
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 #: Messages up to this many bytes of JSON text are read whole.
 WHOLE_BYTES = 64 * 1024

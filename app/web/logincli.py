@@ -29,7 +29,7 @@ from app.config import Settings
 from app.database import make_engine, make_sessionmaker
 from app.web import logins
 from app.web.api import login_url
-from loomsync.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
 
 async def _mint(url: str, settings: Settings, principal: Principal, seconds: int) -> str:

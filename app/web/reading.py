@@ -31,7 +31,7 @@ from app.web.clipped import (
     digest_sql,
     restore,
 )
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 #: Messages on one page (the first paint, and each page loaded on scroll).
 PAGE = 50

@@ -26,8 +26,8 @@ from app.threads.documents import summary
 from app.web.pages import notice, render
 from app.web.session import WebSessionDep
 from app.web.views import thread_view
-from loomsync.textsearch.commits import NOTHING_TO_SEARCH as NOTHING
-from loomsync.textsearch.commits import searchable
+from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH as NOTHING
+from loomsync.core.textsearch.commits import searchable
 
 router = ApiRouter(include_in_schema=False)
 PAGE = 20

@@ -33,8 +33,8 @@ from app.web.reading import PAGE, Loaded, page_start, read_for
 from app.web.render.header import header
 from app.web.render.messages import FULL_CHARS, message_view, page_views
 from app.web.session import WebPrincipal
-from loomsync import jsontext
-from loomsync.ids import InvalidThreadId, ThreadId
+from loomsync.core.document import jsontext
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
 router = ApiRouter(include_in_schema=False)
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loomsync.core.document.model import Message, Role
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -36,7 +37,6 @@ from loomsync.importers.common import (
     parse_time,
     read_bytes,
 )
-from loomsync.model import Message, Role
 
 NAME = "aider"
 FILE_NAME = ".aider.chat.history.md"

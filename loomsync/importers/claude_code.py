@@ -31,7 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Message, Role, Thread, ToolCall
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -50,7 +51,6 @@ from loomsync.importers.common import (
     read_jsonl,
     session_thread_id,
 )
-from loomsync.model import Message, Role, Thread, ToolCall
 
 NAME = "claude-code"
 

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from loomsync.core.document.model import Message, Thread, ToolCall
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -46,7 +47,6 @@ from loomsync.importers.common import (
     session_thread_id,
     tool_arguments,
 )
-from loomsync.model import Message, Thread, ToolCall
 
 NAME = "codex"
 

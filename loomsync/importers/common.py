@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loomsync import jsontext
-from loomsync.ids import ThreadId
-from loomsync.jsontext import JsonNumber
-from loomsync.model import (
+from loomsync.core.document import jsontext
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.jsontext import JsonNumber
+from loomsync.core.document.model import (
     AgentState,
     Conversation,
     Message,
@@ -30,7 +30,7 @@ from loomsync.model import (
     clamp_leap_second,
     to_utc,
 )
-from loomsync.redaction import default_redaction
+from loomsync.store.redaction import default_redaction
 from loomsync.terminal import clip
 
 #: Namespace of the name-based (UUIDv5) thread ids of sessions that carry no UUID of their own.

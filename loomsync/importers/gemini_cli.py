@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from loomsync.core.document.model import Message, ToolCall
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -34,7 +35,6 @@ from loomsync.importers.common import (
     read_json,
     session_thread_id,
 )
-from loomsync.model import Message, ToolCall
 
 NAME = "gemini-cli"
 

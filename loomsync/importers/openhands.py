@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from loomsync.core.document.model import Message, ToolCall
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -41,7 +42,6 @@ from loomsync.importers.common import (
     read_json,
     tool_arguments,
 )
-from loomsync.model import Message, ToolCall
 
 NAME = "openhands"
 

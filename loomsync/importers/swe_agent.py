@@ -19,7 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from loomsync import jsontext
+from loomsync.core.document import jsontext
+from loomsync.core.document.model import Message, ToolCall
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -35,7 +36,6 @@ from loomsync.importers.common import (
     read_json,
     tool_arguments,
 )
-from loomsync.model import Message, ToolCall
 
 NAME = "swe-agent"
 

@@ -5,14 +5,14 @@ Revises: 0006
 Create Date: 2026-12-01
 
 Issue 14 replaced PostgreSQL's ``to_tsvector('english')`` by the shared analyzer
-(loomsync.textsearch): every stored vector must be rebuilt. This migration only adds what is
+(loomsync.core.textsearch): every stored vector must be rebuilt. This migration only adds what is
 instant, so it never holds a lock for long on a large database:
 
 - ``search_version smallint NOT NULL DEFAULT 0`` on ``threads`` and ``thread_messages``: a
   constant default is stored in the catalog (``attmissingval``, PostgreSQL 11 and later), not
   written into each row, so the ``ALTER TABLE`` rewrites nothing. Every existing row reads 0,
   "made by the old SQL vectors"; the write path stores
-  :data:`loomsync.textsearch.vectors.VERSION` with each vector it makes, and any row written
+  :data:`loomsync.core.textsearch.vectors.VERSION` with each vector it makes, and any row written
   without it (by an older server still running) stays 0, so it is rebuilt too.
 - ``search_reindex``: one row per table, the online rebuild's progress (version, the last key
   done, counts, times), so that it resumes where it stopped and ``serve`` knows in one read

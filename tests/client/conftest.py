@@ -24,7 +24,7 @@ from app.auth import create_token
 from app.config import Settings
 from app.database import migrate_async
 from loomsync import ClientPaths, LocalThreadStore, SyncingThreadStore, ThreadSyncClient
-from loomsync.model import Message, Thread
+from loomsync.core.document.model import Message, Thread
 from tests.database import create_database, drop_database
 from tests.homes import home_env
 from tests.servers import STARTUP_SECONDS, free_port, poll

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from loomsync import LocalThreadStore, SyncingThreadStore, ThreadId, ThreadNotFoundError
-from loomsync.model import Message, Thread
+from loomsync.core.document.model import Message, Thread
 
 LOOP_ID = ThreadId("T-019b0000-0000-7000-8000-000000000001")
 RACE_ID = ThreadId("T-019b0000-0000-7000-8000-000000000002")

@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.invented import checksummed
 
 DATA = Path(__file__).parent / "data" / "claude-code-planted"
@@ -127,7 +127,7 @@ PLANTED: dict[str, tuple[str, ...]] = {
     "password": (MYSQL_PASSWORD, SSHPASS),
 }
 
-#: The kinds the placeholder rules of loomsync/secrets know (the rest fail until the detector
+#: The kinds the placeholder rules of loomsync/core/secrets know (the rest fail until the detector
 #: lands: that is expected on the client branch).
 PLACEHOLDER_KINDS = frozenset({"aws-access-key", "github-token", "private-key"})
 

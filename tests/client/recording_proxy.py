@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from loomsync import codec
-from loomsync.secrets import Redactor
+from loomsync.core.document import codec
+from loomsync.core.secrets import Redactor
 from tests.servers import free_port
 
 _HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"accept-encoding"}

@@ -18,15 +18,9 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from loomsync import (
-    InvalidResponseError,
-    RemoteThreadStore,
-    SyncError,
-    Thread,
-    ThreadSyncClient,
-    codec,
-)
-from loomsync.ids import ThreadId
+from loomsync import InvalidResponseError, RemoteThreadStore, SyncError, Thread, ThreadSyncClient
+from loomsync.core.document import codec
+from loomsync.core.document.ids import ThreadId
 from loomsync.terminal import printable
 from tests.client.conftest import Person
 

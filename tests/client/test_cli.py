@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from loomsync import Thread
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.client.conftest import (
     BODY_LIMIT,
     LiveServer,

@@ -20,7 +20,7 @@ from typing import IO
 import pytest
 
 from loomsync import LocalThreadStore, SyncingThreadStore
-from loomsync.codec import decode_thread
+from loomsync.core.document.codec import decode_thread
 from tests.client.crash_worker import LOOP_ID, RACE_ID
 
 MAIN = Path(__file__).resolve().parents[2]

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from loomsync import RemoteThreadStore, Thread, ThreadSyncClient, read_thread_file
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Message, format_utc
 from loomsync.importers.common import parse_time
-from loomsync.model import Message, format_utc
-from loomsync.summary import ThreadSummary
+from loomsync.store.summary import ThreadSummary
 from tests.client.conftest import Devices, LiveServer, make_client, new_thread
 
 FIRST = "0001-01-01T00:00:00Z"

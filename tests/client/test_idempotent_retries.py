@@ -1,5 +1,5 @@
 """Every POST the SDK sends carries an ``Idempotency-Key`` that its retries repeat
-(loomsync/idempotency.py), against the real server with a real fault: the server does the write
+(loomsync/http/idempotency.py), against the real server with a real fault: the server does the write
 but its answer never reaches the client, which times out and retries. The write happens once."""
 
 from __future__ import annotations

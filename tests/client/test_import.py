@@ -13,9 +13,9 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from loomsync.importers import import_path
-from loomsync.importing import token_subject
+from loomsync.importers.run import token_subject
 from tests.client.conftest import LiveServer, Person, login, wait_for
 
 TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts"

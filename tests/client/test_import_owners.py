@@ -15,8 +15,8 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from loomsync.ids import ThreadId
-from loomsync.importing import token_subject
+from loomsync.core.document.ids import ThreadId
+from loomsync.importers.run import token_subject
 from tests.client.conftest import LiveServer, Person, login
 from tests.client.test_import import CLAUDE_SESSION, CODEX_THREAD, TRANSCRIPTS
 from tests.homes import home_env

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loomsync import CorruptThreadError, LocalThreadStore, Thread, ThreadId, atomic_write
-from loomsync.localsearch import search_threads
+from loomsync.store.localsearch import search_threads
 from tests.client.conftest import new_thread, with_turns
 
 

@@ -1,14 +1,14 @@
 """A query of one hex word in the local search: the word itself or a SHA prefix, by the server's
-rule (loomsync.textsearch.commits; issue 14 review: ``defaced`` found nothing)."""
+rule (loomsync.core.textsearch.commits; issue 14 review: ``defaced`` found nothing)."""
 
 from __future__ import annotations
 
 import pytest
 
 from loomsync import Thread
-from loomsync.localsearch import search_threads
-from loomsync.textsearch.commits import with_hex_prefix
-from loomsync.textsearch.query import parse
+from loomsync.core.textsearch.commits import with_hex_prefix
+from loomsync.core.textsearch.query import parse
+from loomsync.store.localsearch import search_threads
 from tests.client.conftest import new_thread
 
 

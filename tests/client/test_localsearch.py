@@ -8,9 +8,9 @@ import threading
 from pathlib import Path
 
 from loomsync import LocalThreadStore, Thread
-from loomsync.localsearch import INDEX_NAME, LocalIndex, search_threads
-from loomsync.textsearch.commits import commit_prefix, with_hex_prefix
-from loomsync.textsearch.query import Unit, parse
+from loomsync.core.textsearch.commits import commit_prefix, with_hex_prefix
+from loomsync.core.textsearch.query import Unit, parse
+from loomsync.store.localsearch import INDEX_NAME, LocalIndex, search_threads
 from tests.client.conftest import new_thread
 
 

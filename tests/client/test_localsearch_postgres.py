@@ -7,7 +7,18 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from loomsync.localsearch.vectors import (
+from loomsync.core.textsearch.commits import with_hex_prefix
+from loomsync.core.textsearch.fields import Field
+from loomsync.core.textsearch.query import Unit, parse
+from loomsync.core.textsearch.scoring import (
+    MESSAGE_WEIGHTS,
+    rank_order,
+    round_score,
+    unit_tf,
+    weights_sql,
+)
+from loomsync.core.textsearch.vectors import tsvector
+from loomsync.store.localsearch.vectors import (
     Vector,
     entries,
     match,
@@ -16,17 +27,6 @@ from loomsync.localsearch.vectors import (
     unpack,
     weights_of,
 )
-from loomsync.textsearch.commits import with_hex_prefix
-from loomsync.textsearch.fields import Field
-from loomsync.textsearch.query import Unit, parse
-from loomsync.textsearch.scoring import (
-    MESSAGE_WEIGHTS,
-    rank_order,
-    round_score,
-    unit_tf,
-    weights_sql,
-)
-from loomsync.textsearch.vectors import tsvector
 from tests.database import _asyncpg_dsn
 
 TEXTS: list[list[Field]] = [

@@ -1,4 +1,4 @@
-"""Equal but for redaction markers (loomsync/markers.py): what lets sync tell a server that
+"""Equal but for redaction markers (loomsync/sync/markers.py): what lets sync tell a server that
 redacted more from a rewritten history (issue 12, item 1). Properties with hypothesis."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loomsync.markers import MIN_SPAN, adopt_redactions, is_redaction_of
-from loomsync.secrets import marker
+from loomsync.core.secrets import marker
+from loomsync.sync.markers import MIN_SPAN, adopt_redactions, is_redaction_of
 
 KINDS = st.sampled_from(["aws-access-key", "github-token", "url-password"])
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loomsync import codec
-from loomsync.merge import (
+from loomsync.core.document import codec
+from loomsync.core.document.model import Thread
+from loomsync.sync.merge import (
     digests,
     merge_fields,
     merge_save,
@@ -16,7 +17,6 @@ from loomsync.merge import (
     split,
     sync_base,
 )
-from loomsync.model import Thread
 from tests.client.conftest import new_thread
 
 words = st.lists(st.text(min_size=0, max_size=12), min_size=0, max_size=6)

@@ -15,9 +15,10 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from loomsync import LocalThreadStore, RemoteThreadStore, Thread, ThreadId, codec, jsontext
-from loomsync.jsontext import JsonNumber
-from loomsync.model import ToolCall
+from loomsync import LocalThreadStore, RemoteThreadStore, Thread, ThreadId
+from loomsync.core.document import codec, jsontext
+from loomsync.core.document.jsontext import JsonNumber
+from loomsync.core.document.model import ToolCall
 from tests.client.conftest import Devices, LiveServer, make_client, with_turns
 from tests.json_numbers import json_numbers
 

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 from loomsync import LocalThreadStore, SyncingThreadStore
-from loomsync.syncstate import PendingSyncQueue
+from loomsync.sync.queue import PendingSyncQueue
 from tests.client.conftest import LiveServer, Person, login, make_client, new_thread, wait_for
 from tests.client.test_queue_rebuild import offline_work, server_messages
 
-KEEP = 5  # set-aside queues kept (loomsync.queuerepair.KEEP_SET_ASIDE)
+KEEP = 5  # set-aside queues kept (loomsync.sync.queuerepair.KEEP_SET_ASIDE)
 EVIL = "../../../../tmp/evil-loomsync-queue"
 
 

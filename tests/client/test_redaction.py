@@ -4,7 +4,7 @@ client, quarantine copies, the summary index, sync bases, queued patches and exp
 are counted at a recording proxy in front of the real server (tests/client/recording_proxy.py).
 
 The credentials are the placeholder detector's kinds (AWS access key, GitHub token), so these
-tests hold whatever detector stands behind loomsync.secrets.
+tests hold whatever detector stands behind loomsync.core.secrets.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loomsync import LocalThreadStore, RemoteThreadStore, SyncingThreadStore, codec
+from loomsync import LocalThreadStore, RemoteThreadStore, SyncingThreadStore
+from loomsync.core.document import codec
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.jsontext import JsonNumber
+from loomsync.core.document.model import Thread
+from loomsync.core.secrets import Redactor
 from loomsync.errors import CorruptThreadError
 from loomsync.export import export
-from loomsync.ids import ThreadId
-from loomsync.importing import import_sessions
-from loomsync.jsontext import JsonNumber
-from loomsync.model import Thread
-from loomsync.redaction import Redaction
-from loomsync.secrets import Redactor
+from loomsync.importers.run import import_sessions
+from loomsync.store.redaction import Redaction
 from tests.client import planted
 from tests.client.conftest import LiveServer, make_client, new_thread, with_turns
 from tests.client.recording_proxy import RecordingProxy, recording_proxy

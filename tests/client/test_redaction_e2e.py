@@ -10,7 +10,7 @@ test server), and an agent adds a git remote URL with userinfo. Then:
 - a same-org user sees nothing of the thread until the owner shares it.
 
 The checks are parametrized by kind, so each kind the detector misses fails on its own. With the
-placeholder rules of loomsync/secrets only aws-access-key, github-token and private-key pass:
+placeholder rules of loomsync/core/secrets only aws-access-key, github-token and private-key pass:
 that is expected until the detector lands (``planted.PLACEHOLDER_KINDS``).
 """
 

@@ -26,7 +26,7 @@ from loomsync import (
     ThreadSyncClient,
     __version__,
 )
-from loomsync.client import platform_tag
+from loomsync.http.client import platform_tag
 from tests.client.conftest import LiveServer, free_port, make_client, new_thread, with_turns
 
 

@@ -17,10 +17,10 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from loomsync import codec
-from loomsync.ids import ThreadId
-from loomsync.importing import token_subject
-from loomsync.model import Thread
+from loomsync.core.document import codec
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Thread
+from loomsync.importers.run import token_subject
 from tests.client import planted
 from tests.client.conftest import LiveServer, Person, login
 from tests.client.test_redaction import AWS, GH, holds_no_secret, leaky

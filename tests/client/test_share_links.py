@@ -17,9 +17,9 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from loomsync import GoneError, InvalidInputError, RefusedError, RemoteNotFoundError, ShareLink
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Thread
 from loomsync.errors import AuthError, NetworkError
-from loomsync.ids import ThreadId
-from loomsync.model import Thread
 from tests.client.conftest import LiveServer, Person, login, make_client, new_thread
 from tests.client.test_redaction import holds_no_secret
 from tests.client.test_secrets_cli import write_raw

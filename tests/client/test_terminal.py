@@ -28,9 +28,10 @@ from rich.text import Text
 
 from app.auth import create_token
 from app.config import Settings
-from loomsync import Thread, codec
+from loomsync import Thread
+from loomsync.core.document import codec
+from loomsync.core.document.ids import ThreadId
 from loomsync.export import to_markdown
-from loomsync.ids import ThreadId
 from loomsync.terminal import TerminalConsole, json_text, printable
 from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, make_client
 

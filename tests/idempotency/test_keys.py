@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 
 from app.config import Settings
 from app.main import create_app
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.documents import create_thread
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loomsync.model import Message, Thread
+from loomsync.core.document.model import Message, Thread
 
 TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts"
 REFERENCE_THREADS = TRANSCRIPTS.parent / "threads"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from loomsync.importers import claude_code
 from tests.importers.corpus import TRANSCRIPTS, TURN_2
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from loomsync.core.document.model import Thread
 from loomsync.importers import FORMATS, ImportResult
-from loomsync.model import Thread
 from tests.importers.corpus import TRANSCRIPTS
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loomsync import codec
+from loomsync.core.document import codec
 from loomsync.importers import claude_code
 
 SESSION = "e9fb405b-169f-40eb-9396-7e75076f045d"

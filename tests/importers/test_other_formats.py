@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from loomsync.importers import aider, gemini_cli, openhands, swe_agent
 from tests.importers.corpus import TRANSCRIPTS
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
+from loomsync.core.document.model import Thread
 from loomsync.importers import FORMATS, detect_format
-from loomsync.model import Thread
 from tests.importers.corpus import REFERENCE_THREADS, TRANSCRIPTS
 
 EVENT_ONLY_PROMPTS = "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from loomsync.secrets import default_redactor
+from loomsync.core.secrets import default_redactor
 from tests.secrets.samples import B64, PASSWORD, TOKENS, fake
 
 SECRET_KEY = fake(B64, 40)

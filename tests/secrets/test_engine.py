@@ -10,9 +10,9 @@ import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loomsync.secrets import default_redactor
-from loomsync.secrets.engine import trigger
-from loomsync.secrets.rules import all_rules
+from loomsync.core.secrets import default_redactor
+from loomsync.core.secrets.engine import trigger
+from loomsync.core.secrets.rules import all_rules
 from tests.secrets.samples import PASSWORD, TOKENS, URLSAFE, every_token
 from tests.secrets.test_kinds import SHAPES
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from loomsync.model import Message, Thread
-from loomsync.secrets import KINDS, Located, Redactor, default_redactor, marker
+from loomsync.core.document.model import Message, Thread
+from loomsync.core.secrets import KINDS, Located, Redactor, default_redactor, marker
 from tests.secrets.samples import PASSWORD, TOKENS, every_token
 
 GHP = TOKENS["github-token"][0]

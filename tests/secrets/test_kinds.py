@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from loomsync.secrets import KINDS, default_redactor, marker
+from loomsync.core.secrets import KINDS, default_redactor, marker
 from tests.secrets.samples import every_token
 
 #: How tools print a value: ``{v}`` is the token, ``{n}`` an environment variable's name.

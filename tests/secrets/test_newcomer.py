@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from loomsync.secrets import default_redactor, marker
+from loomsync.core.secrets import default_redactor, marker
 
 SA = marker("secret-assignment")
 PEM_1 = "MIIEowIBAAKCAQEA0Zq8pW2rT5vXk9mQ2vR7tLpAb3dE5fG7hI9jK1lM3nO5pQ7r"

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from loomsync.secrets import default_redactor, marker
-from loomsync.secrets.shapes import is_placeholder
+from loomsync.core.secrets import default_redactor, marker
+from loomsync.core.secrets.shapes import is_placeholder
 from tests.secrets.samples import BOUNDED, PASSWORD, every_token
 
 TOKENS = [token for _, token in every_token()]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from loomsync.secrets import default_redactor, marker
+from loomsync.core.secrets import default_redactor, marker
 
 GHP = "ghp_16C7e42F292c6912E7710c838347Ae178B4aQz"
 HVS = "hvs.CAESIAb3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dE1"
@@ -98,7 +98,7 @@ def test_p1_6_colliding_keys_are_numbered_and_stay_idempotent() -> None:
 
 
 def test_p1_6_token_keys_in_a_message_extra() -> None:
-    from loomsync.model import Message
+    from loomsync.core.document.model import Message
 
     message = Message.model_validate({"role": "user", "content": "hi", "extra": {GHP: 1}})
     new, found = default_redactor().redact_messages([message])

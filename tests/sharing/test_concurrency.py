@@ -19,7 +19,7 @@ from app.audit.tables import audit_events
 from app.secrettokens import secret_hash
 from app.sharing.tables import share_links
 from app.threads.tables import threads
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.sharing.conftest import Shared, secret_of
 

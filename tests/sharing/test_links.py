@@ -26,7 +26,7 @@ from app.sharing import repository
 from app.sharing.links import LinkGone, is_secret, record_use, resolve
 from app.sharing.repository import CreatedLink
 from app.sharing.tables import share_links
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 

@@ -1,4 +1,4 @@
-"""The shared analyzer (loomsync.textsearch; issue 14): words, identifiers, Unicode, bigrams."""
+"""The shared analyzer (loomsync.core.textsearch; issue 14): words, identifiers, Unicode, bigrams."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loomsync.textsearch.analyzer import lexemes, tokens
-from loomsync.textsearch.normalize import normalize
-from loomsync.textsearch.query import parse
+from loomsync.core.textsearch.analyzer import lexemes, tokens
+from loomsync.core.textsearch.normalize import normalize
+from loomsync.core.textsearch.query import parse
 
 
 def analysed(text: str) -> list[tuple[str, int]]:

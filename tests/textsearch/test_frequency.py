@@ -1,4 +1,4 @@
-"""Quantized shares and IDFs (loomsync.textsearch.frequency; issue 14 review)."""
+"""Quantized shares and IDFs (loomsync.core.textsearch.frequency; issue 14 review)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from loomsync.textsearch.frequency import BUCKET_RATIO, RARE_SHARE, idf, quantize
+from loomsync.core.textsearch.frequency import BUCKET_RATIO, RARE_SHARE, idf, quantize
 
 
 @pytest.mark.parametrize("share", [0.0, 1e-9, 2e-6, 0.0004, RARE_SHARE * 0.999, -1.0, math.nan])

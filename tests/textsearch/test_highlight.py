@@ -1,12 +1,12 @@
-"""loomsync.textsearch.highlight: snippets mark what the index matched (issue 14, "Snippets")."""
+"""loomsync.core.textsearch.highlight: snippets mark what the index matched (issue 14, "Snippets")."""
 
 from __future__ import annotations
 
 import html
 import re
 
-from loomsync.textsearch.highlight import WINDOW_CHARS, snippet
-from loomsync.textsearch.query import parse
+from loomsync.core.textsearch.highlight import WINDOW_CHARS, snippet
+from loomsync.core.textsearch.query import parse
 
 
 def marked(s: str | None) -> list[str]:

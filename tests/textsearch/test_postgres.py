@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loomsync.textsearch.analyzer import tokens
-from loomsync.textsearch.normalize import normalize
-from loomsync.textsearch.query import PLAIN, WEB, parse
-from loomsync.textsearch.vectors import tsvector
+from loomsync.core.textsearch.analyzer import tokens
+from loomsync.core.textsearch.normalize import normalize
+from loomsync.core.textsearch.query import PLAIN, WEB, parse
+from loomsync.core.textsearch.vectors import tsvector
 from tests.database import _asyncpg_dsn
 
 #: Text like what agents write: identifiers, paths, CJK, marks, invisible characters, operators.

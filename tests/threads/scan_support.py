@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from app.config import Settings
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.servers import app_env, uvicorn_server
 

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
-from loomsync.codec import document as document_of
-from loomsync.codec import dumps
+from loomsync.core.document.codec import document as document_of
+from loomsync.core.document.codec import dumps
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Thread
 from loomsync.edits import forked
-from loomsync.ids import ThreadId
-from loomsync.model import Thread
 from tests.conftest import TokenFactory
 
 KINDS: dict[str, dict[str, Any]] = {

@@ -8,7 +8,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 WRITERS = 32

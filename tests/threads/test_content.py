@@ -18,7 +18,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 #: Set by the server on every write, or added on output (API.md section 2).
 SERVER_SET = ("version", "updated_at", "owner_id", "org_id", "archived_at", "message_count")

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 FIRST = "0001-01-01T00:00:00Z"

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.main import create_app
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 Auth = Callable[..., dict[str, str]]
 NewUser = Callable[[str], str]

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

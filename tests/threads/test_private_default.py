@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from app.config import Settings
-from loomsync.ids import ThreadId
-from loomsync.model import Thread
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Thread
 from tests.conftest import TokenFactory
 from tests.servers import app_env, uvicorn_server
 

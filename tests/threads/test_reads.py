@@ -9,7 +9,7 @@ import httpx
 from fastapi import FastAPI
 
 from app.threads.reads import RUN_MESSAGES, begin_snapshot, load_row, message_runs, render_row
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 TEXTS = ["plain", "emoji 😀👩‍💻", "nul \x00 inside", "lone \ud800 surrogate", "CJK 漢字", ""]

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loomsync.secrets import default_redactor
+from loomsync.core.secrets import default_redactor
 from tests.conftest import TokenFactory, load_thread, real_threads
 from tests.documents import assert_round_trip
 

@@ -26,8 +26,8 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from app.config import Settings
-from loomsync.ids import ThreadId
-from loomsync.secrets import default_redactor
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.secrets import default_redactor
 from tests.conftest import TokenFactory
 from tests.servers import app_env, uvicorn_server
 from tests.threads.planted import fragments, planted

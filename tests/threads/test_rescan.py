@@ -19,8 +19,8 @@ from app.config import Settings
 from app.database import make_engine, make_sessionmaker
 from app.threads import rescan as rescan_module
 from app.threads.rescan import RESCAN_ACTOR, rescan
-from loomsync.ids import ThreadId
-from loomsync.secrets import default_redactor, marker
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.secrets import default_redactor, marker
 from tests.servers import app_env
 from tests.threads.planted import planted
 from tests.threads.scan_support import (

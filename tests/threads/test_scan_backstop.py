@@ -17,7 +17,7 @@ from app.threads.scanning import (
     Spot,
     changes,
 )
-from loomsync.secrets import Located, Redactor, default_redactor, marker
+from loomsync.core.secrets import Located, Redactor, default_redactor, marker
 from tests.threads.planted import github_token
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 
 

@@ -19,9 +19,9 @@ from fastapi import FastAPI
 
 from app.errors import RateLimited
 from app.threads.search import MAX_SEARCHES_PER_USER, search_slot
-from loomsync.ids import ThreadId
-from loomsync.textsearch.highlight import WINDOW_CHARS, snippet
-from loomsync.textsearch.query import MAX_TERMS, parse
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.textsearch.highlight import WINDOW_CHARS, snippet
+from loomsync.core.textsearch.query import MAX_TERMS, parse
 from tests.conftest import TokenFactory
 
 HANG_GUARD_SECONDS = 30

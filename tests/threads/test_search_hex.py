@@ -1,5 +1,5 @@
 """A query of one hex word (7-40 characters) on the server: the word itself or a SHA prefix
-(loomsync.textsearch.commits; issue 14 review: ``defaced`` found nothing)."""
+(loomsync.core.textsearch.commits; issue 14 review: ``defaced`` found nothing)."""
 
 from __future__ import annotations
 

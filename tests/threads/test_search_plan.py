@@ -17,8 +17,8 @@ from app.auth import Principal
 from app.database import migrate_async
 from app.threads import searchstats
 from app.threads.ranking import SearchFilters, plan_ranking, scored_hits
-from loomsync.textsearch.commits import commit_prefix
-from loomsync.textsearch.query import parse
+from loomsync.core.textsearch.commits import commit_prefix
+from loomsync.core.textsearch.query import parse
 from tests.database import create_database, drop_database
 
 FILL = [

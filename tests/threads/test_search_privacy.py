@@ -4,7 +4,7 @@ The IDFs come from ``pg_stats``, shared by every organisation of the database, a
 search cursor (base64 JSON + HMAC) shows them. The repro: alice's 200 private threads hold a
 codename; carol, of another organisation, must get the same scores and cursor for it as for a
 control word. The database is one of its own, with 400,000 background messages (SQL), so that
-200 threads are a small tenant: under 0.1% of all messages (loomsync.textsearch.frequency).
+200 threads are a small tenant: under 0.1% of all messages (loomsync.core.textsearch.frequency).
 """
 
 from __future__ import annotations

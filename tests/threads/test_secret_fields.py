@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
-from loomsync.secrets import marker
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.secrets import marker
 from tests.threads.planted import github_token
 from tests.threads.scan_support import (
     assert_absent,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import TokenFactory
 from tests.threads.planted import aws_access_key
 from tests.threads.scan_support import (

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from loomsync.ids import ThreadId
-from loomsync.secrets import marker
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.secrets import marker
 from tests.threads.planted import aws_access_key, github_token, planted, private_key
 from tests.threads.scan_support import (
     AWS,

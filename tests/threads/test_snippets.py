@@ -8,8 +8,8 @@ from fastapi import FastAPI
 from sqlalchemy import text
 
 from app.threads.snippets import snippets
-from loomsync.ids import ThreadId
-from loomsync.textsearch.query import parse
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.textsearch.query import parse
 from tests.conftest import TokenFactory
 from tests.threads.test_search import put, search, word
 

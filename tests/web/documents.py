@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 
 #: Each payload, if it ever ran or applied, would set ``window.__pwned``, open a dialog, hide
 #: the page or leave its box; the browser tests check none of that happens.

@@ -21,7 +21,7 @@ import asyncpg
 
 from app.secrettokens import new_secret
 from app.web.session import COOKIE
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.database import _asyncpg_dsn
 
 T = TypeVar("T")

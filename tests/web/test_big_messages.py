@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from app.auth import Principal
 from app.web.clipped import CLIP_CHARS, Clipped, partial_string, restore
 from app.web.reading import read_for
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 from tests.web.documents import document
 
 MB = 1024 * 1024

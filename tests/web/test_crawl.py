@@ -25,7 +25,7 @@ from app.headers import path_kind
 from app.main import create_app
 from app.web.routes import PageRoute, page_routes
 from app.web.session import COOKIE
-from loomsync.ids import ThreadId
+from loomsync.core.document.ids import ThreadId
 from tests.conftest import THREADS_DIR, TokenFactory, load_thread
 from tests.documents import thread_doc
 from tests.servers import Server

@@ -20,7 +20,7 @@ from app.web.pagetime import page_time
 from app.web.render.highlight import language_of_path
 from app.web.render.markdown import markdown_html, plain_html, plain_notice
 from app.web.render.text import clean, human_size, preview, utf8_size
-from loomsync import jsontext
+from loomsync.core.document import jsontext
 
 #: Roles with their own look; any other role is shown as written, styled as "other".
 ROLES = frozenset({"user", "assistant", "tool", "system"})

@@ -1,0 +1,370 @@
+"""``loomsync``: the command line of the client (docs/client.md shows what each command prints).
+
+The SDK does the work; this module parses arguments, calls it, and renders with one rich
+Console. Errors of the SDK are caught in one place (:func:`main`): one red line, exit code 1.
+The consoles are :class:`~loomsync.terminal.TerminalConsole`: markup is off (style with
+``Text``), and text from threads, servers and files is made printable before it is shown.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.text import Text
+
+from loomsync.cli import render, shown
+from loomsync.config import clear_login, default_paths, load_config, save_login
+from loomsync.core.document import codec
+from loomsync.core.document.model import Thread
+from loomsync.core.version import __version__
+from loomsync.errors import AuthError, ConfigError, LoomsyncError
+from loomsync.export import export as export_thread
+from loomsync.http.client import ThreadSyncClient
+from loomsync.http.connect import open_store
+from loomsync.importers import FORMATS
+from loomsync.importers.run import import_owner, import_sessions, session_files
+from loomsync.resume import Resumed, workspace_changes
+from loomsync.store.summary import ArchivedFilter
+from loomsync.sync.syncing import SyncingThreadStore
+from loomsync.terminal import TerminalConsole, printable
+
+app = typer.Typer(
+    name="loomsync",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Keep, sync and search the conversations of AI coding agents.",
+)
+console = TerminalConsole(soft_wrap=True)
+errors = TerminalConsole(stderr=True, soft_wrap=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ThreadArg = Annotated[str, typer.Argument(help="Thread id (T-…).", show_default=False)]
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"loomsync {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Keep, sync and search the conversations of AI coding agents."""
+
+
+@contextmanager
+def _store() -> Iterator[SyncingThreadStore]:
+    store = open_store(background=False)
+    assert isinstance(store, SyncingThreadStore)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
+    if store.client is None:
+        raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
+    return store.client
+
+
+def _sync_now(store: SyncingThreadStore, thread_id: str) -> str:
+    """Push one thread now; a short note on how it went."""
+    if store.client is None:
+        return "saved locally (not logged in)"
+    outcome = store.sync_thread(thread_id)
+    if outcome.status in ("synced", "up_to_date"):
+        return "synced"
+    if outcome.status == "pending":
+        return "saved locally; will sync when the server is reachable"
+    return f"{outcome.status}: {printable(outcome.detail)}"
+
+
+def _token_claims(token: str) -> dict[str, Any]:
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+@app.command()
+def login(
+    server: Annotated[
+        str, typer.Option("--server", help="Server URL, e.g. http://127.0.0.1:8080.")
+    ],
+    token: Annotated[
+        str, typer.Option("--token", help="Bearer token (loomsync-server token create).")
+    ],
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Check the token now.")
+    ] = True,
+) -> None:
+    """Store the server URL and token (token file mode 0600)."""
+    if verify:
+        with ThreadSyncClient(server, token, retries=0, timeout=10) as client:
+            try:
+                client.list_threads(limit=1)
+            except AuthError as exc:
+                raise ConfigError(
+                    f"{server} refused the token ({exc.status}): {exc.detail}"
+                ) from None
+    paths = default_paths()
+    save_login(paths, server, token)
+    claims = _token_claims(token)
+    who = f" as {claims['sub']}" if claims.get("sub") else ""
+    org = f" (org {claims['org']})" if claims.get("org") else ""
+    console.print(printable(f"Logged in to {server.rstrip('/')}{who}{org}."))
+    console.print(printable(f"Token saved to {paths.token_file} (mode 0600)."))
+
+
+@app.command()
+def logout() -> None:
+    """Forget the token (the server URL is kept)."""
+    paths = default_paths()
+    server = load_config(paths).server_url
+    if clear_login(paths):
+        console.print(printable(f"Logged out of {server or 'the server'}."))
+    else:
+        console.print("Not logged in.")
+
+
+@app.command("list")
+def list_threads(
+    server: Annotated[
+        bool, typer.Option("--server", help="List the server's copies instead.")
+    ] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Include archived threads.")] = False,
+    archived: Annotated[bool, typer.Option("--archived", help="Only archived threads.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 50,
+    workspace: Annotated[
+        str | None, typer.Option(help="Only threads of this workspace root.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List threads, newest activity first, with their sync state."""
+    which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
+    with _store() as store:
+        if server:
+            client = _require_login(store)
+            page = client.list_threads(limit=min(limit, 200), workspace=workspace, archived=which)
+            rows, sync = page.threads, None
+            _warn(str(entry) for entry in page.skipped)
+        else:
+            rows = store.list(limit=limit, workspace=workspace, archived=which)
+            entries = store.status()
+            sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
+            _warn(str(problem) for problem in store.local.problems)
+        rows = shown.summaries(store.local.redaction, rows)  # a server may hold them raw
+    if as_json:
+        out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
+        render.print_json(console, out)
+    elif not rows:
+        console.print("No threads." if server else "No threads yet.")
+    else:
+        console.print(render.thread_table(rows, sync))
+
+
+def _warn(lines: Iterable[str]) -> None:
+    """Each line (raw text) as a yellow ``warning:`` line on stderr, made printable."""
+    for line in lines:
+        errors.print(Text.assemble(("warning:", "yellow"), " ", printable(line)))
+
+
+def _load(store: SyncingThreadStore, ref: str) -> Thread:
+    path = Path(ref)
+    if not ref.startswith("T-") and path.suffix == ".json":
+        return store.load_file(path)
+    return store.load(ref)
+
+
+@app.command()
+def show(
+    thread: Annotated[str, typer.Argument(help="Thread id, or a .json thread file.")],
+    as_json: JsonOption = False,
+    full: Annotated[bool, typer.Option("--full", help="Show tool output in full.")] = False,
+) -> None:
+    """Show a thread as a readable transcript (or its JSON document), credentials replaced."""
+    with _store() as store:
+        loaded = store.local.redaction.thread(_load(store, thread))  # files of older clients
+    if as_json:
+        console.write_json(codec.encode_thread(loaded))
+    else:
+        console.print(render.transcript(loaded, full=full))
+
+
+def _edit_command(verb: str, thread_id: str, change: Any) -> None:
+    with _store() as store:
+        change(store, thread_id)
+        note = _sync_now(store, thread_id)
+    console.print(f"{verb} {thread_id}; {note}.")
+
+
+@app.command()
+def archive(thread: ThreadArg) -> None:
+    """Hide a thread from default listings and searches."""
+    _edit_command("Archived", thread, lambda s, t: s.archive(t))
+
+
+@app.command()
+def unarchive(thread: ThreadArg) -> None:
+    """Bring an archived thread back."""
+    _edit_command("Unarchived", thread, lambda s, t: s.unarchive(t))
+
+
+@app.command()
+def delete(
+    thread: ThreadArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+) -> None:
+    """Delete a thread here and on the server."""
+    if not yes:
+        typer.confirm(f"Delete {thread} here and on the server?", abort=True)
+    with _store() as store:
+        exists_here = store.local.exists(thread)  # validates the id
+        on_server = store.states.get(thread).base is not None or not exists_here
+        store.delete(thread)
+        note = _sync_now(store, thread) if on_server else "it was only on this machine"
+    console.print(f"Deleted {thread}; {note}.")
+
+
+@app.command()
+def fork(
+    thread: ThreadArg,
+    up_to: Annotated[
+        int | None, typer.Option("--up-to", min=0, help="Keep messages [0, N).")
+    ] = None,
+) -> None:
+    """Copy a thread (or its first N messages) into a new thread."""
+    with _store() as store:
+        new = store.fork(thread, up_to=up_to)
+        note = _sync_now(store, str(new.id))
+    count = len(new.messages)
+    console.print(
+        f"Forked {thread} into {new.id} ({count} message{'s' if count != 1 else ''}); {note}."
+    )
+
+
+@app.command()
+def resume(
+    thread: ThreadArg,
+    workspace: Annotated[Path, typer.Option(help="Where the session resumes.")] = Path("."),
+    as_json: JsonOption = False,
+) -> None:
+    """Show what changed since a thread was last saved (branch, commits, uncommitted work)."""
+    with _store() as store:
+        loaded = store.load(thread)
+    resumed = Resumed(loaded, workspace_changes(loaded, workspace))
+    if as_json:
+        render.print_json(console, resumed.as_dict())
+    else:
+        console.print(render.resume_summary(resumed))
+
+
+@app.command()
+def export(
+    thread: ThreadArg,
+    fmt: Annotated[
+        Literal["json", "markdown"], typer.Option("--format", "-f", help="json or markdown.")
+    ] = "markdown",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
+) -> None:
+    """Export a thread as JSON (exact document) or Markdown (a transcript)."""
+    with _store() as store:
+        loaded = store.load(thread)
+        text = export_thread(loaded, fmt, store.local.redaction)  # printable (loomsync.export)
+    if output is None:
+        console.write_text(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        errors.print(printable(f"Wrote {output} ({fmt}, {len(loaded.messages)} messages)."))
+
+
+@app.command("import")
+def import_command(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or folders (default: the format's usual folders)."),
+    ] = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="Only sessions active on or after this date (UTC).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report, write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Import sessions other agents wrote (Codex, Claude Code, …), then sync them."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    files = session_files(fmt, paths or [])
+    when = since.replace(tzinfo=UTC) if since and since.tzinfo is None else since
+    with _store() as store:
+        with Progress(
+            TextColumn("Importing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=errors,
+            transient=True,
+        ) as progress:
+            task = progress.add_task("import", total=len(files))
+            paths_ = default_paths()
+            owner = import_owner(paths_, load_config(paths_), create=not dry_run)
+            summary = import_sessions(
+                store, fmt, files, existing=store.local, since=when, dry_run=dry_run,
+                progress=lambda _: progress.advance(task), redaction=store.local.redaction,
+                owner=owner,
+            )  # fmt: skip
+        logged_in = store.client is not None
+        outcomes = store.retry_pending() if logged_in and not dry_run else []
+        left = store.pending_count()
+    if as_json:
+        render.print_json(console, {**summary.as_dict(), "pending": left})
+    else:
+        if not files:
+            where = ", ".join(map(str, paths or [])) or "the usual folders"
+            errors.print(printable(f"No {fmt} sessions found under {where}."))
+        for line in summary.lines(dry_run=dry_run):
+            console.print(line)
+        if logged_in and (outcomes or left):
+            render.print_lines(console, render.sync_summary(outcomes, left))
+    if any(o.status == "failed" for o in outcomes):
+        raise typer.Exit(1)
+
+
+from loomsync.cli import open, search, secrets, sync  # noqa: E402  (their commands)
+
+
+def main() -> None:
+    """Entry point of the ``loomsync`` command: SDK errors become one red line and exit code 1.
+
+    Usage errors, ``--help`` and exit codes are typer's (standalone mode).
+    """
+    try:
+        app()
+    except LoomsyncError as exc:
+        errors.print(Text.assemble(("error:", "red"), " ", printable(str(exc))))
+        sys.exit(1)
+    except Exception as exc:  # never a traceback for a person at a terminal
+        what = printable(f"unexpected {type(exc).__name__}: {exc}")
+        errors.print(Text.assemble(("error:", "red"), " ", what))
+        sys.exit(1)
+
+
+__all__ = ["app", "main", "open", "search", "secrets", "sync"]

@@ -1,0 +1,264 @@
+"""How the CLI shows things: rich tables and transcripts.
+
+Thread text is never read as markup, and every field shown passes through
+:func:`loomsync.terminal.printable`: one-line fields (titles, cells, tags, errors) become one
+line, message bodies keep their newlines; either way nothing in them can act on the terminal.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from rich.console import Console, Group, RenderableType
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from loomsync.core.document import codec, jsontext
+from loomsync.core.document.model import Message, Thread, format_utc_minute
+from loomsync.export import header_facts
+from loomsync.resume import Resumed
+from loomsync.store.summary import SearchHit, SyncOutcome, ThreadSummary
+from loomsync.sync.queue import PendingEntry
+from loomsync.terminal import TerminalConsole, clip, printable
+
+TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
+ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
+_BOLD = re.compile(r"<b>(.*?)</b>", re.S)
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\t\u2028\u2029]")
+
+
+def when(value: datetime | None) -> str:
+    """``2026-01-02 16:39`` (UTC, to the minute), or ``-``.
+
+    See :func:`loomsync.core.document.model.format_utc_minute` (four-digit year: ``strftime`` writes year 1
+    as ``1``).
+    """
+    return format_utc_minute(value) if value else "-"
+
+
+def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None) -> Table:
+    """Threads as a table: ID, title, messages, last activity (UTC), branch, sync (or visibility)."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("ID", no_wrap=True, style="cyan")
+    table.add_column("TITLE", overflow="fold", ratio=1)
+    table.add_column("MSGS", justify="right", no_wrap=True)
+    table.add_column("LAST ACTIVITY", no_wrap=True)
+    table.add_column("BRANCH", overflow="fold", max_width=24)
+    table.add_column("SYNC" if sync is not None else "VISIBILITY", no_wrap=True)
+    for row in rows:
+        last = sync.get(row.id, "-") if sync is not None else row.visibility
+        table.add_row(
+            row.id,
+            Text(printable(row.title or "(untitled)")),
+            str(row.message_count),
+            when(row.last_activity_at),
+            Text(printable(row.git_branch or "-")),
+            last,
+        )
+    return table
+
+
+def sync_states(
+    rows: Sequence[ThreadSummary], entries: Sequence[PendingEntry], synced: Callable[[str], bool]
+) -> dict[str, str]:
+    """Per thread: ``private``, ``failed``, ``pending``, ``synced`` (the server has it, as
+    ``synced(id)`` says) or ``local`` (never sent)."""
+    states: dict[str, str] = {}
+    for row in rows:
+        mine = [e for e in entries if e.thread_id == row.id]
+        if row.is_private:
+            states[row.id] = "private"
+        elif any(e.failed for e in mine):
+            states[row.id] = "failed"
+        elif mine:
+            states[row.id] = "pending"
+        else:
+            states[row.id] = "synced" if synced(row.id) else "local"
+    return states
+
+
+def _snippet_part(escaped: str) -> str:
+    """One HTML-escaped piece of a snippet as one printable line (a newline is a space)."""
+    return printable(_LINE_BREAK.sub(" ", html.unescape(escaped)))
+
+
+def snippet_text(snippet: str) -> Text:
+    """A server or local snippet (``<b>`` marks matches, the rest HTML-escaped) as one line of
+    rich Text. Made printable after unescaping, so ``&#27;`` cannot smuggle an ESC in."""
+    text = Text()
+    position = 0
+    for match in _BOLD.finditer(snippet):
+        text.append(_snippet_part(snippet[position : match.start()]))
+        text.append(_snippet_part(match.group(1)), style="bold yellow")
+        position = match.end()
+    text.append(_snippet_part(snippet[position:]))
+    return text
+
+
+def search_hits(hits: Sequence[SearchHit], *, mark_local: bool = False) -> Group:
+    """Each hit: id, title, score (with ``mark_local``, ``only on this machine`` after a hit
+    whose ``origin`` is ``local``); then its snippet, indented."""
+    parts: list[RenderableType] = []
+    for hit in hits:
+        head = Text()
+        head.append(hit.thread.id, style="cyan")
+        head.append("  " + printable(hit.thread.title or "(untitled)"), style="bold")
+        head.append(f"  score {hit.score:.2f}", style="dim")
+        if mark_local and hit.origin == "local":
+            head.append("  only on this machine", style="yellow")
+        parts.append(head)
+        if hit.snippet:
+            where = f"message {hit.message_index}: " if hit.message_index is not None else ""
+            line = Text("    " + where, style="dim")
+            line.append_text(snippet_text(hit.snippet))
+            parts.append(line)
+    return Group(*parts)
+
+
+def _arguments(arguments: object, full: bool) -> str:
+    text = (
+        arguments
+        if isinstance(arguments, str)
+        else jsontext.dumps(arguments, separators=(", ", ": "))
+    )
+    return text if full else clip(text, ARGUMENT_CHARS)
+
+
+def _message(message: Message, full: bool) -> list[RenderableType]:
+    label = printable(message.role + (f" ({message.tool_name})" if message.tool_name else ""))
+    style = {"user": "green", "assistant": "blue", "tool": "magenta"}.get(message.role, "white")
+    parts: list[RenderableType] = [
+        Rule(Text(label, style=f"bold {style}"), align="left", style=style)
+    ]
+    content = printable(message.content, multiline=True)
+    if message.role == "tool" and not full:
+        lines = content.splitlines()
+        if len(lines) > TOOL_OUTPUT_LINES:
+            hidden = len(lines) - TOOL_OUTPUT_LINES
+            content = "\n".join(lines[:TOOL_OUTPUT_LINES]) + f"\n… {hidden} more lines (--full)"
+    if content:
+        parts.append(Text(content))
+    for call in message.tool_calls or []:
+        line = Text("→ ", style="dim")
+        line.append(printable(call.tool_name or "?"), style="bold")
+        line.append(" " + printable(_arguments(call.arguments_json, full)), style="dim")
+        parts.append(line)
+    return parts
+
+
+def transcript(thread: Thread, *, full: bool = False) -> Group:
+    """The thread as a readable transcript: title, facts, then each message under a rule."""
+    parts: list[RenderableType] = [
+        Text(printable(thread.metadata.title or "(untitled)"), style="bold")
+    ]
+    for label, value in header_facts(thread):
+        line = Text(f"{label}: ", style="dim")
+        line.append(printable(value))
+        parts.append(line)
+    for message in thread.messages:
+        parts.extend(_message(message, full))
+    return Group(*parts)
+
+
+def queue_table(entries: Sequence[PendingEntry]) -> Table:
+    """Queue entries: thread, op, state, retries, last error, since (UTC)."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("THREAD", no_wrap=True, style="cyan")
+    table.add_column("OP", no_wrap=True)
+    table.add_column("STATE", no_wrap=True)
+    table.add_column("RETRIES", justify="right", no_wrap=True)
+    table.add_column("SINCE", no_wrap=True)
+    table.add_column("LAST ERROR", overflow="fold", ratio=1)
+    for entry in entries:
+        state = Text("failed", style="red") if entry.failed else Text("pending", style="yellow")
+        since = entry.failed_at if entry.failed else entry.enqueued_at
+        table.add_row(
+            entry.thread_id,
+            entry.op,
+            state,
+            str(entry.retry_count),
+            when(since),
+            Text(printable(entry.last_error or "-")),
+        )
+    return table
+
+
+def queue_status(entries: Sequence[PendingEntry]) -> list[RenderableType]:
+    """``loomsync sync --status``: ``N pending, M failed.`` and the queue table."""
+    if not entries:
+        return [Text("Nothing to sync: every change is on the server.")]
+    failed = sum(e.failed for e in entries)
+    return [Text(f"{len(entries) - failed} pending, {failed} failed."), queue_table(entries)]
+
+
+def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
+    """``loomsync sync``: counts, then one line per thread that failed, forked or waits."""
+    count: dict[str, int] = {}
+    for outcome in outcomes:
+        count[outcome.status] = count.get(outcome.status, 0) + 1
+    sent = count.get("synced", 0) + count.get("up_to_date", 0)
+    failed = count.get("failed", 0) + count.get("gone", 0)
+    head = Text(
+        f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {failed}, "
+        f"forked {count.get('forked', 0)}; {left} still pending."
+    )
+    notable = ("forked", "gone", "failed", "pending", "skipped")
+    return [head, *(outcome_line(o) for o in outcomes if o.status in notable)]
+
+
+def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
+    """Print renderables one after the other."""
+    for part in parts:
+        console.print(part)
+
+
+def outcome_line(outcome: SyncOutcome) -> Text:
+    """One line for a notable sync outcome (forked, gone, failed, pending, skipped)."""
+    style = {
+        "forked": "yellow",
+        "gone": "yellow",
+        "failed": "red",
+        "pending": "yellow",
+        "skipped": "yellow",
+    }.get(outcome.status, "green")
+    line = Text(printable(outcome.thread_id) + " ", style="cyan")  # a skipped one is raw
+    line.append(outcome.status, style=f"bold {style}")
+    if outcome.detail:
+        line.append(": " + printable(outcome.detail))
+    return line
+
+
+def resume_summary(resumed: Resumed) -> Text:
+    """The "Resuming thread …" summary."""
+    lines = [printable(line) for line in resumed.summary_lines()]
+    text = Text(lines[0], style="bold")
+    for line in lines[1:]:
+        text.append("\n" + line)
+    return text
+
+
+def print_json(console: TerminalConsole, value: object) -> None:
+    """Write JSON to the console's file as is (no markup, no wrapping; see
+    :func:`loomsync.terminal.json_text` for the characters written as escapes)."""
+    console.write_json(codec.dumps(value, pretty=True))
+
+
+__all__ = [
+    "outcome_line",
+    "print_json",
+    "print_lines",
+    "queue_status",
+    "queue_table",
+    "resume_summary",
+    "search_hits",
+    "snippet_text",
+    "sync_states",
+    "sync_summary",
+    "thread_table",
+    "transcript",
+    "when",
+]

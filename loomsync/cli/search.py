@@ -1,0 +1,77 @@
+"""``loomsync search QUERY``: what it asks and prints (issue 14; docs/client.md). Registered on
+the one typer app of :mod:`loomsync.cli.main`.
+
+``--syntax plain`` (the default) ranks threads by the words, none required; ``--syntax web``
+is strict: ``"quoted phrases"``, ``-word`` (left out), ``or`` (API.md section 6). A query
+starting with ``-`` goes after ``--`` (``loomsync search -- -python``), or it is read as an
+option. A query of only common words or punctuation (``the and of``) says that there is
+nothing to search for, rather than finding nothing silently. In an online search the hits of
+threads only this machine holds are marked (``origin`` ``local`` in ``--json``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from loomsync.cli import render, shown
+from loomsync.cli.main import JsonOption, _store, _warn, app, console, errors
+from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH, searchable
+from loomsync.store.summary import SearchResults, Syntax
+from loomsync.terminal import printable
+
+
+def headline(results: SearchResults, query: str) -> str:
+    """``12 threads found: 11 on the server, 1 only on this machine for 'q'`` (raw text)."""
+    count = len(results.hits)
+    found = f"{count} thread{'s' if count != 1 else ''} found"
+    if results.source != "server":
+        return f"{found} on this machine for {query!r}"
+    only_here = sum(1 for hit in results.hits if hit.origin == "local")
+    if not only_here:
+        return f"{found} on the server for {query!r}"
+    return f"{found}: {count - only_here} on the server, {only_here} only on this machine for {query!r}"
+
+
+@app.command()
+def search(
+    query: Annotated[
+        str, typer.Argument(help="Words to find (one starting with '-': put '--' before it).")
+    ],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100)] = 20,
+    local: Annotated[
+        bool, typer.Option("--local", help="Search this machine's files only.")
+    ] = False,
+    syntax: Annotated[
+        Syntax,
+        typer.Option("--syntax", help='plain: ranked words; web: strict, "phrases", -word, or.'),
+    ] = "plain",
+    as_json: JsonOption = False,
+) -> None:
+    """Search your threads on the server (this machine's files when it cannot be reached)."""
+    if not searchable(query, syntax):
+        errors.print(Text(NOTHING_TO_SEARCH, style="yellow"))
+        if as_json:
+            render.print_json(console, SearchResults().model_dump(mode="json"))
+        return
+    with _store() as store:
+        if local:
+            results = store.local.search(query, limit=limit, syntax=syntax)
+        else:
+            results = store.search(query, limit=limit, syntax=syntax)
+        results = shown.results(store.local.redaction, results)  # a server may hold them raw
+    if as_json:
+        render.print_json(console, results.model_dump(mode="json"))
+        return
+    _warn(results.skipped)
+    if results.fallback_reason:
+        reason = printable(results.fallback_reason)
+        errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
+    console.print(printable(headline(results, query)))
+    if results.hits:
+        console.print(render.search_hits(results.hits, mark_local=results.source == "server"))
+
+
+__all__ = ["NOTHING_TO_SEARCH", "headline", "search", "searchable"]

@@ -1,0 +1,279 @@
+"""``loomsync scan``, ``loomsync redact`` and ``loomsync share`` (issue 12, items 3 and 5;
+share links, issue 13 item 1: loomsync/cli/links.py).
+
+Registered on the one typer app of :mod:`loomsync.cli.main` (imported at its end). What they print
+goes through the CLI's :class:`~loomsync.terminal.TerminalConsole` and
+:func:`~loomsync.terminal.printable`; a finding is shown as its kind, thread, message index,
+JSON path and masked preview (:attr:`loomsync.core.secrets.Located.preview`), never the value.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Annotated, Any
+
+import typer
+from rich.text import Text
+
+from loomsync.cli import links as linkscli
+from loomsync.cli import render
+from loomsync.cli.main import (
+    JsonOption,
+    ThreadArg,
+    _require_login,
+    _store,
+    _sync_now,
+    app,
+    console,
+    errors,
+)
+from loomsync.core.document.model import Thread, Visibility
+from loomsync.core.secrets import Located
+from loomsync.errors import ThreadNotFoundError
+from loomsync.http.sharelinks import LINK_ID
+from loomsync.sync.syncing import SyncingThreadStore
+from loomsync.terminal import printable
+
+ThreadsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Thread ids (T-…); default: every thread on this machine.", show_default=False
+    ),
+]
+_WHO = {"private": "only you", "organization": "your organization", "public": "everyone"}
+
+
+def finding_dict(thread_id: str, found: Located) -> dict[str, Any]:
+    """One finding as JSON: ``thread_id``, ``kind``, ``message_index``, ``path``, ``preview``."""
+    return {
+        "thread_id": thread_id,
+        "kind": found.kind,
+        "message_index": found.message_index,
+        "path": list(found.path),
+        "preview": found.preview,
+    }
+
+
+def finding_line(thread_id: str, found: Located) -> str:
+    """``T-…  message 3  conversation.messages.3.content  aws-access-key  AKIA…(20 chars)``
+    (printable: the path and preview come from the thread)."""
+    where = "metadata" if found.message_index is None else f"message {found.message_index}"
+    path = ".".join(str(part) for part in found.path)
+    return printable(f"{thread_id}  {where}  {path}  {found.kind}  {found.preview}")
+
+
+def _counts(found: Iterable[Located]) -> str:
+    counts = Counter(item.kind for item in found)
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+
+
+def _local_ids(store: SyncingThreadStore, ids: list[str] | None) -> list[str]:
+    if ids:
+        return ids
+    return [str(thread.id) for thread in store.local.iter_threads()]
+
+
+@app.command()
+def scan(threads: ThreadsArg = None, as_json: JsonOption = False) -> None:
+    """Report credentials left in this machine's threads (all by default), never the values.
+
+    Exit code 1 when anything is found, 0 when clean. `loomsync redact` replaces them.
+    """
+    report: list[tuple[str, list[Located]]] = []
+    with _store() as store:
+        for thread_id in _local_ids(store, threads):
+            thread = store.local.load(thread_id)
+            report.append((thread_id, store.local.redaction.scan(thread)))
+    total = sum(len(found) for _, found in report)
+    if as_json:
+        findings = [finding_dict(tid, item) for tid, found in report for item in found]
+        render.print_json(console, {"threads_scanned": len(report), "findings": findings})
+    elif total:
+        for thread_id, found in report:
+            for item in found:
+                console.print(finding_line(thread_id, item))
+        dirty = [tid for tid, found in report if found]
+        console.print(
+            f"{total} credential(s) in {len(dirty)} of {len(report)} thread(s); "
+            "`loomsync redact` replaces them."
+        )
+    else:
+        console.print(f"No credentials found in {len(report)} thread(s).")
+    if total:
+        raise typer.Exit(1)
+
+
+@app.command()
+def redact(threads: ThreadsArg = None) -> None:
+    """Replace credentials in this machine's threads (all by default) and on the server.
+
+    Each rewritten copy is queued and, when logged in, synced now: the server's copy is
+    replaced in full. Prints what was replaced per thread.
+    """
+    lines: list[str] = []
+    failed = False
+    with _store() as store:
+        for thread_id in _local_ids(store, threads):
+            found = store.redact(thread_id)
+            if not found:
+                lines.append(f"{thread_id}: nothing to redact.")
+                continue
+            note = _sync_now(store, thread_id)
+            failed = failed or not note.startswith(("synced", "saved locally"))
+            lines.append(f"{thread_id}: replaced {len(found)} ({_counts(found)}); {note}.")
+        store.list(archived="any")  # the summary index: redacted summaries now
+    for line in lines:
+        console.print(printable(line))
+    if failed:
+        raise typer.Exit(1)
+
+
+def _scan_before_sharing(store: SyncingThreadStore, thread_id: str) -> list[Located]:
+    """What ``share`` refuses on: credentials in the local copy, as it is on disk (or in the
+    server's copy when this machine has none)."""
+    try:
+        thread: Thread = store.local.load(thread_id)
+    except ThreadNotFoundError:
+        if store.client is None:
+            raise
+        thread = store.client.get_thread(thread_id)
+    return store.local.redaction.scan(thread)
+
+
+def _upload_before_sharing(store: SyncingThreadStore, thread_id: str) -> str | None:
+    """Push a pending save of the thread (the redacted copy) before widening who may read it
+    (issue 12, item 5). None when no save is pending or it landed (synced, up to date); else
+    why not and what to run."""
+    if not store.queue.has(thread_id, "save"):
+        return None
+    retry = f"run `loomsync sync`, then `loomsync share {thread_id} …` again"
+    if store.client is None:
+        return (
+            f"its redacted copy is not on the server yet and you are not logged in; log in, {retry}"
+        )
+    outcome = store.sync_thread(thread_id)
+    if not store.queue.has(thread_id, "save"):
+        return None
+    why = "the server is unreachable" if outcome.status == "pending" else "the upload failed"
+    detail = f" ({outcome.detail})" if outcome.detail else ""
+    return f"its redacted copy is not on the server yet: {why}{detail}; {retry}"
+
+
+def _refuse_widening(store: SyncingThreadStore, thread: str) -> None:
+    """Stop (exit code 1) before anyone more may read ``thread``: while a credential remains in
+    it, or while its pending upload (the redacted copy) cannot reach the server now."""
+    found = _scan_before_sharing(store, thread)
+    if found:
+        for item in found:
+            errors.print(finding_line(thread, item))
+        message = (
+            f"{thread} still holds {len(found)} credential(s) ({_counts(found)}); "
+            f"not shared. Run `loomsync redact {thread}` first."
+        )
+        errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
+        raise typer.Exit(1)
+    refusal = _upload_before_sharing(store, thread)
+    if refusal:
+        message = f"{thread}: {refusal}; not shared."
+        errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
+        raise typer.Exit(1)
+
+
+def _share_links(
+    thread: str,
+    *,
+    link: bool,
+    expires: str | None,
+    revoke: str | None,
+    links: bool,
+    as_json: bool,
+) -> None:
+    """``share --link / --links / --revoke``: the thread's share links (loomsync/cli/links.py)."""
+    if link + links + (revoke is not None) > 1:
+        raise typer.BadParameter("give one of --link, --links, --revoke LINK_ID")
+    if expires is not None and not link:
+        raise typer.BadParameter("--expires goes with --link")
+    if as_json and revoke is not None:
+        raise typer.BadParameter("--json goes with --link or --links")
+    if revoke is not None and not LINK_ID.fullmatch(revoke):
+        raise typer.BadParameter(
+            f"not a link id (a UUID, as --links shows): {revoke[:80]!r}", param_hint="'--revoke'"
+        )
+    lifetime = None if expires is None else linkscli.parse_expires(expires)
+    with _store() as store:
+        linkscli.refuse_private(store, thread)
+        client = _require_login(store)
+        if link:  # anyone holding the link reads the thread: the widening rules apply
+            _refuse_widening(store, thread)
+            linkscli.create(
+                client, thread, lifetime, as_json=as_json, console=console, errors=errors
+            )
+        elif links:
+            linkscli.show(client, thread, as_json=as_json, console=console)
+        else:
+            assert revoke is not None
+            linkscli.revoke(client, thread, revoke, console=console)
+
+
+@app.command()
+def share(
+    thread: ThreadArg,
+    visibility: Annotated[
+        Visibility | None, typer.Option(help="private | organization | public.")
+    ] = None,
+    support: Annotated[
+        bool | None, typer.Option("--support/--no-support", help="Let the support role read it.")
+    ] = None,
+    link: Annotated[bool, typer.Option("--link", help="Make a share link; print its URL.")] = False,
+    expires: Annotated[
+        str | None,
+        typer.Option(help="With --link: its lifetime (7d, 12h, 90m, 2w); default: until revoked."),
+    ] = None,
+    revoke: Annotated[
+        str | None, typer.Option(help="Revoke the share link with this id.", metavar="LINK_ID")
+    ] = None,
+    links: Annotated[bool, typer.Option("--links", help="List the thread's share links.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Change who may read a thread on the server, or manage its share links.
+
+    Widening (organization, public, --support) first scans the thread and refuses, exit code 1,
+    if a credential remains (run `loomsync redact ID` first), or if its pending upload (the
+    redacted copy) cannot reach the server now (run `loomsync sync`, then share again).
+    --link makes a URL that lets anyone holding it read the thread, whatever its visibility,
+    until it expires or is revoked (--revoke LINK_ID; --links lists them): the same checks run
+    first.
+    """
+    managing_links = link or links or revoke is not None or expires is not None
+    if managing_links:
+        if visibility is not None or support is not None:
+            raise typer.BadParameter(
+                "--visibility/--support and --link/--links/--revoke are separate commands"
+            )
+        _share_links(
+            thread, link=link, expires=expires, revoke=revoke, links=links, as_json=as_json
+        )
+        return
+    if as_json:
+        raise typer.BadParameter("--json goes with --link or --links")
+    if visibility is None and support is None:
+        raise typer.BadParameter(
+            "give --visibility and/or --support/--no-support, or --link, --links, --revoke"
+        )
+    widening = visibility in ("organization", "public") or support is True
+    with _store() as store:
+        if widening:
+            _refuse_widening(store, thread)
+        shared = store.share(thread, visibility=visibility, shared_with_support=support)
+        note = _sync_now(store, thread)
+    support_note = (
+        "shared with support" if shared.is_shared_with_support else "not shared with support"
+    )
+    console.print(
+        f"{shared.id}: visible to {_WHO[shared.visibility]} ({shared.visibility}), "
+        f"{support_note}; {note}."
+    )
+
+
+__all__ = ["finding_dict", "finding_line", "redact", "scan", "share"]

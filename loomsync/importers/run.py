@@ -1,0 +1,333 @@
+"""``loomsync import``: sessions other agents wrote → threads in the local store, then synced.
+
+The importers (:mod:`loomsync.importers`) turn files into thread documents with stable ids, so
+importing the same sessions again changes nothing and a session that grew updates its thread:
+the new messages extend the stored ones, and the sync sends them with one append.
+
+Each imported session is redacted before it is compared with the stored copy (which is
+redacted: issue 12, item 1), so a re-import of a session holding credentials is "unchanged",
+not an update. A new session gets the store's default visibility (``private`` unless
+configured); a stored copy keeps the visibility it has.
+
+Ids are per owner (issue 15, item 5; :class:`ImportOwner`): the logged-in token's ``sub``, or a
+key of this machine when not logged in, so two people importing one file never collide and
+nobody can pre-create the id of someone else's import.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from loomsync.config import ClientConfig, ClientPaths
+from loomsync.core.document.ids import InvalidThreadId, ThreadId
+from loomsync.core.document.model import SERVER_FIELDS, Thread
+from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
+from loomsync.importers import FORMATS, ImportResult
+from loomsync.importers.common import LINKS, owned_by
+from loomsync.store.files import atomic_write, ensure_dir
+from loomsync.store.redaction import Redaction, default_redaction
+from loomsync.terminal import printable
+
+#: Fields a person may have changed on this machine since an earlier import; a re-import keeps
+#: the stored values instead of the importer's defaults.
+_KEPT_FIELDS = ("visibility", "is_shared_with_support", "is_private")
+_KEPT_METADATA = ("tags", "is_pinned")
+_IGNORED = {"version", "updated_at"}
+
+
+class _Store(Protocol):
+    def save(self, thread: Thread) -> Thread: ...
+
+
+class _Loader(Protocol):
+    def load(self, thread_id: str) -> Thread: ...
+
+
+@dataclass
+class ImportSummary:
+    """What an import did: thread ids by outcome, files read, damage and warnings."""
+
+    files: int = 0
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    older: list[str] = field(default_factory=list)
+    skipped_lines: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (counts and ids)."""
+        return {
+            "files": self.files,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "older_than_since": self.older,
+            "skipped_lines": dict(self.skipped_lines),
+            "warnings": self.warnings,
+        }
+
+    @property
+    def threads(self) -> int:
+        """Distinct threads the files held."""
+        return len({*self.created, *self.updated, *self.unchanged, *self.older})
+
+    def lines(self, *, dry_run: bool) -> list[str]:
+        """The human summary printed by ``loomsync import``: printable lines (warnings quote
+        file names and file contents; see :func:`loomsync.terminal.printable`)."""
+        verb = "Would import" if dry_run else "Imported"
+        out = [
+            f"{verb} {self.files} file(s), {self.threads} thread(s): {len(self.created)} created,"
+            f" {len(self.updated)} updated, {len(self.unchanged)} unchanged,"
+            f" {len(self.older)} older than --since."
+        ]
+        if self.skipped_lines:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
+            out.append(f"Skipped damaged lines: {reasons}.")
+        out += [f"warning: {w}" for w in self.warnings]
+        return [printable(line) for line in out]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOwner:
+    """Whose ids an import makes (issue 15, item 5; :meth:`loomsync.core.document.ids.ThreadId.owned`).
+
+    ``key``: the logged-in token's ``sub``, else this machine's key (``machine:<uuid>``).
+    ``earlier``: keys an earlier import on this machine may have used (the machine's key, once
+    one exists, when logged in): a session already stored under one of them keeps that id.
+    """
+
+    key: str
+    earlier: tuple[str, ...] = ()
+    logged_in: bool = False
+
+
+def token_subject(token: str | None) -> str | None:
+    """The ``sub`` claim of a JWT, read without verifying it (the client holds its own token;
+    the server checks it); None for a token that is not a JWT or has no string ``sub``."""
+    try:
+        payload = (token or "").split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    sub = claims.get("sub") if isinstance(claims, dict) else None
+    return sub if isinstance(sub, str) and sub.strip() else None
+
+
+def import_owner(paths: ClientPaths, config: ClientConfig, *, create: bool = True) -> ImportOwner:
+    """The owner ``loomsync import`` keys ids by (issue 15, item 5).
+
+    Logged in with a JWT: its ``sub``, so the same person gets the same ids on every machine
+    and two people never share one. Otherwise (offline, an opaque token): a random key of this
+    machine: nobody else can compute those ids either, and a later import while logged in keeps
+    updating the threads stored under it instead of making second copies.
+
+    ``<config>/import-owner`` holds the machine key (a ``machine:<uuid>`` line, made on first
+    use) and a ``login:<sub>`` line per login an import ran under on this machine (most recent
+    first), so an import while logged out finds the copies stored under those logins (the
+    ``earlier`` keys) instead of making machine-key duplicates. With ``create`` False (a dry
+    run) the file is not written.
+    """
+    file = paths.config_dir / "import-owner"
+    try:
+        lines = [line.strip() for line in file.read_text().splitlines() if line.strip()]
+    except FileNotFoundError:
+        lines = []
+    machine = next((line for line in lines if not line.startswith("login:")), None)
+    logins = [line.removeprefix("login:") for line in lines if line.startswith("login:")]
+    token = config.token.get_secret_value() if config.token else None
+    sub = token_subject(token) if config.logged_in else None
+    if sub is not None:
+        if create and logins[:1] != [sub]:
+            logins = [sub, *(other for other in logins if other != sub)]
+            _remember(paths, file, machine, logins)
+        earlier = (*(other for other in logins if other != sub), *([machine] if machine else []))
+        return ImportOwner(sub, earlier, logged_in=True)
+    if machine is None:
+        machine = f"machine:{uuid.uuid4()}"
+        if create:
+            _remember(paths, file, machine, logins)
+    return ImportOwner(machine, tuple(logins))
+
+
+def _remember(paths: ClientPaths, file: Path, machine: str | None, logins: list[str]) -> None:
+    ensure_dir(paths.config_dir)
+    lines = ([machine] if machine else []) + [f"login:{sub}" for sub in logins]
+    atomic_write(file, "".join(line + "\n" for line in lines).encode())
+
+
+def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
+    """The files of ``format_name`` under ``paths`` (default: the format's usual folders).
+
+    Raises:
+        KeyError: unknown format.
+        InvalidInputError: a named path does not exist.
+    """
+    importer = FORMATS[format_name]
+    roots = [root.expanduser() for root in paths] or importer.default_paths()
+    missing = [str(root) for root in paths if not root.expanduser().exists()]
+    if missing:
+        raise InvalidInputError(f"no such file or folder: {', '.join(missing)}")
+    files: list[Path] = []
+    for root in roots:
+        files.extend(importer.discover(root))
+    return list(dict.fromkeys(files))
+
+
+def _comparable(thread: Thread) -> dict[str, Any]:
+    return {k: v for k, v in thread.model_dump(mode="python").items() if k not in _IGNORED}
+
+
+def _older_capture(imported: Thread, stored: Thread) -> bool:
+    """True when ``imported`` is an earlier capture of the stored session: its messages are a
+    strict prefix of the stored ones. An import never shortens a thread."""
+    mine = [m.model_dump(mode="python") for m in imported.messages]
+    theirs = [m.model_dump(mode="python") for m in stored.messages]
+    return len(mine) < len(theirs) and theirs[: len(mine)] == mine
+
+
+def _load(existing: _Loader, thread_id: str) -> Thread | None:
+    try:
+        return existing.load(thread_id)
+    except (ThreadNotFoundError, CorruptThreadError):
+        return None
+
+
+def _stored_key(existing: _Loader, thread_id: str, owner: ImportOwner) -> str | None:
+    """The key ``thread_id`` (an owner-free id from a file) is stored under here: None for a
+    copy under the bare id (imported before issue 15), else the owner's key, else an earlier
+    key of this machine (issue 15, item 5: the login before the machine key); a session
+    stored under none of them gets the owner's key."""
+    if _load(existing, thread_id) is not None:
+        return None
+    for key in (owner.key, *owner.earlier):
+        if _load(existing, str(ThreadId.owned(key, thread_id))) is not None:
+            return key
+    return owner.key
+
+
+def _owned(existing: _Loader, thread: Thread, owner: ImportOwner | None) -> Thread:
+    """``thread`` (the file's own ids) under the key the store already holds it by, or the
+    owner's (:func:`_stored_key`); each thread it links to (``resumed_from``,
+    ``parent_thread_id``) is looked up the same way, so a link names the copy that exists
+    even when it was stored under another key than the thread itself."""
+    if owner is None:
+        return thread
+    key = _stored_key(existing, str(thread.id), owner)
+    document = thread if key is None else owned_by(thread, key)
+    extra = dict(thread.metadata.extra or {})
+    links = dict(document.metadata.extra or {})
+    for name in LINKS:
+        target = extra.get(name)
+        if not isinstance(target, str):
+            continue
+        try:
+            ThreadId.parse(target)
+        except InvalidThreadId:
+            continue
+        link_key = _stored_key(existing, target, owner)
+        links[name] = target if link_key is None else str(ThreadId.owned(link_key, target))
+    metadata = document.metadata.model_copy(update={"extra": links})
+    return document.model_copy(update={"metadata": metadata})
+
+
+def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
+    """The imported document, keeping what a person set on the stored copy (visibility,
+    sharing, privacy, tags, pin) and the fields the server set on a copy that came from it
+    (``owner_id``, ``org_id``, ``message_count``, ``archived_at``: :data:`SERVER_FIELDS`),
+    which the imported document lacks: without them a re-import on a second machine was never
+    "unchanged" (issue 15, item 5)."""
+    fields = {key: getattr(stored, key) for key in _KEPT_FIELDS}
+    fields.update({k: v for k, v in (stored.model_extra or {}).items() if k in SERVER_FIELDS})
+    metadata = imported.metadata.model_copy(
+        update={key: getattr(stored.metadata, key) for key in _KEPT_METADATA}
+    )
+    return imported.model_copy(update={**fields, "metadata": metadata})
+
+
+def import_sessions(
+    store: _Store,
+    format_name: str,
+    files: Iterable[Path],
+    *,
+    existing: _Loader,
+    since: datetime | None = None,
+    dry_run: bool = False,
+    progress: Callable[[Path], None] | None = None,
+    redaction: Redaction | None = None,
+    owner: ImportOwner | None = None,
+) -> ImportSummary:
+    """Import every session in ``files`` into ``store``.
+
+    ``existing`` answers what is already stored (the local store: an import never asks the
+    server). A thread whose ``last_activity_at`` is before ``since`` (UTC) is left out. With
+    ``dry_run`` nothing is written. ``progress`` is called after each file. ``redaction``:
+    the store's (default: the detector without an allow-list). ``owner``: whose ids the
+    threads get (:func:`import_owner`; None: the ids the files carry).
+
+    Raises:
+        KeyError: unknown format.
+    """
+    importer = FORMATS[format_name]
+    summary = ImportSummary()
+    for path in files:
+        result: ImportResult = importer.parse(path)
+        summary.files += 1
+        summary.skipped_lines.update(result.skipped)
+        summary.warnings.extend(result.warnings)
+        for thread in result.threads:
+            clean = (redaction or default_redaction()).thread(_owned(existing, thread, owner))
+            _import_one(store, existing, clean, since, dry_run, summary)
+        if progress is not None:
+            progress(path)
+    return summary
+
+
+def _import_one(
+    store: _Store,
+    existing: _Loader,
+    thread: Thread,
+    since: datetime | None,
+    dry_run: bool,
+    summary: ImportSummary,
+) -> None:
+    thread_id = str(thread.id)
+    activity = thread.last_activity_at or thread.created_at
+    if since is not None and activity is not None and activity < since:
+        summary.older.append(thread_id)
+        return
+    stored = _load(existing, thread_id)
+    if stored is None:
+        summary.created.append(thread_id)
+        if not dry_run:
+            store.save(thread)
+        return
+    candidate = _with_local_choices(thread, stored)
+    if _comparable(candidate) == _comparable(stored) or _older_capture(candidate, stored):
+        if thread_id not in summary.updated and thread_id not in summary.created:
+            summary.unchanged.append(thread_id)
+        return
+    if thread_id not in summary.updated and thread_id not in summary.created:
+        summary.updated.append(thread_id)
+    if thread_id in summary.unchanged:
+        summary.unchanged.remove(thread_id)
+    if not dry_run:
+        store.save(candidate.model_copy(update={"version": stored.version}))
+
+
+__all__ = [
+    "ImportOwner",
+    "ImportSummary",
+    "import_owner",
+    "import_sessions",
+    "session_files",
+    "token_subject",
+]

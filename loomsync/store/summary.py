@@ -1,0 +1,188 @@
+"""What stores return besides threads: summaries, search hits, sync outcomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loomsync.core.document.model import Thread, UtcDatetime
+
+ArchivedFilter = Literal["false", "true", "any"]
+Syntax = Literal["plain", "web"]
+"""Query syntax (API.md section 6): ``plain`` ranks, requiring nothing; ``web`` is strict."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class ThreadSummary(BaseModel):
+    """One row of a listing (API.md section 2, "ThreadSummary"), server or local.
+
+    ``owner_id`` and ``org_id`` are None for threads only known locally; ``is_private`` is
+    always False for server rows. Unknown fields from a newer server are kept.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str | None = None
+    workspace_root: str | None = None
+    git_branch: str | None = None
+    git_remote_url: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    is_pinned: bool = False
+    visibility: str = "organization"
+    is_shared_with_support: bool = False
+    is_private: bool = False
+    owner_id: str | None = None
+    org_id: str | None = None
+    version: int = 0
+    message_count: int = 0
+    created_at: UtcDatetime | None = None
+    last_activity_at: UtcDatetime | None = None
+    archived_at: UtcDatetime | None = None
+
+    @classmethod
+    def of(cls, thread: Thread) -> ThreadSummary:
+        """Summarise a thread document (server fields are taken when the document has them)."""
+        extra = thread.model_extra or {}
+        return cls(
+            id=str(thread.id),
+            title=thread.metadata.title,
+            workspace_root=thread.workspace_root,
+            git_branch=thread.git_branch,
+            git_remote_url=thread.git_remote_url,
+            provider=thread.provider,
+            model=thread.model,
+            tags=list(thread.metadata.tags),
+            is_pinned=thread.metadata.is_pinned,
+            visibility=thread.visibility,
+            is_shared_with_support=thread.is_shared_with_support,
+            is_private=thread.is_private,
+            owner_id=extra.get("owner_id"),
+            org_id=extra.get("org_id"),
+            version=thread.version,
+            message_count=len(thread.messages),
+            created_at=thread.created_at,
+            last_activity_at=thread.last_activity_at or thread.created_at,
+            archived_at=extra.get("archived_at"),
+        )
+
+    @property
+    def sort_key(self) -> tuple[datetime, str]:
+        """Newest activity first when sorted in reverse: (last activity or creation, id)."""
+        return (self.last_activity_at or self.created_at or _EPOCH, self.id)
+
+
+def keep(summary: ThreadSummary, *, archived: ArchivedFilter, workspace: str | None) -> bool:
+    """Whether a summary passes the list filters of API.md section 6 (archived, workspace)."""
+    if workspace is not None and summary.workspace_root != workspace:
+        return False
+    if archived == "false":
+        return summary.archived_at is None
+    if archived == "true":
+        return summary.archived_at is not None
+    return True
+
+
+class SearchHit(BaseModel):
+    """One search result: the thread, its score (higher is better) and the best passage.
+
+    ``snippet`` wraps matched words in ``<b>…</b>`` with the rest HTML-escaped;
+    ``message_index`` names the message it came from (None: the match was in metadata).
+    ``origin`` says where the thread was found: ``"server"``, or ``"local"`` (this machine's
+    files: a local search, or in an online search a thread only this machine holds, pending
+    or private; issue 14 review). None from a server that does not say.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    thread: ThreadSummary
+    score: float
+    snippet: str | None = None
+    message_index: int | None = None
+    origin: Literal["server", "local"] | None = None
+
+
+class SearchResults(BaseModel):
+    """Hits, best first. ``source`` says who answered: the server, or this machine's files.
+
+    ``fallback_reason`` is set when a server search was wanted but the local fallback answered
+    (e.g. ``"server unreachable: connection refused"``).
+    """
+
+    hits: list[SearchHit] = Field(default_factory=list)
+    source: Literal["server", "local"] = "local"
+    fallback_reason: str | None = None
+    next_cursor: str | None = None
+    skipped: list[str] = Field(default_factory=list)
+    """Hits of the server's answer left out, one line each (``skipped entry '…' from the
+    server: not a thread id``): raw text, print it through ``printable``."""
+
+
+SyncStatus = Literal[
+    "synced",  # the server now holds the local copy
+    "up_to_date",  # nothing to send
+    "local",  # the store has no server (local or memory store)
+    "private",  # is_private: never sent
+    "forked",  # both sides added messages: the local side became a new thread
+    "gone",  # deleted on the server; the local copy is kept
+    "failed",  # refused for good (413, 422, corrupt file, ...); kept and reported
+    "pending",  # not sent yet (offline, server error, not logged in); retried later
+    "pulled",  # the server had a newer copy; it is now the local copy
+    "skipped",  # the server listed an entry the client cannot use (not a thread id, ...)
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SyncOutcome:
+    """What one sync of one thread did.
+
+    Attributes:
+        thread_id: the thread.
+        status: see :data:`SyncStatus`.
+        op: the queue operation (``"save"``, ``"patch"``, ``"delete"``).
+        detail: one line for people (the server's reason for a failure, ...).
+        version: the server version afterwards, when known.
+        fork_id: the new thread holding the local side after a divergent conflict.
+        thread: the local copy afterwards, when the call had it at hand.
+    """
+
+    thread_id: str
+    status: SyncStatus
+    op: str = "save"
+    detail: str = ""
+    version: int | None = None
+    fork_id: str | None = None
+    thread: Thread | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True unless the thread is left failed or pending."""
+        return self.status not in ("failed", "pending")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form (without the thread) for ``--json`` output."""
+        return {
+            "thread_id": self.thread_id,
+            "op": self.op,
+            "status": self.status,
+            "detail": self.detail,
+            "version": self.version,
+            "fork_id": self.fork_id,
+        }
+
+
+__all__ = [
+    "ArchivedFilter",
+    "SearchHit",
+    "SearchResults",
+    "SyncOutcome",
+    "SyncStatus",
+    "ThreadSummary",
+    "keep",
+]

@@ -1,0 +1,411 @@
+"""The sync engine behind SyncingThreadStore: push queue entries, pull newer server copies.
+
+Push of one thread (API.md section 9):
+
+1. Read the local copy. Private: drop the entry, send nothing.
+2. :func:`loomsync.sync.merge.plan_push` against the thread's base: nothing, ``POST …/messages``
+   with only the new messages (If-Match: base), or ``PUT`` (If-Match: base; 0 creates).
+3. On 409, merge with the server's ``current``: prefix either way, keep the longer history and
+   go again from the server's version; divergent, save the local side as a fork (new id,
+   ``metadata.extra.forked_from``), adopt the server copy, report ``"forked"``.
+4. 410: keep the local copy, mark the entry failed ("deleted on the server"), report ``"gone"``.
+   413, 422 and other refusals: mark failed with the server's reason; everything else goes on.
+   Network errors, 408, 429, 5xx: keep the entry, back off, stop this run (the server is away).
+
+A server that redacts more than this client (issue 12, item 1) answers a PUT with a copy that
+differs only by ``[REDACTED:<kind>]`` markers: they are written into the local file and the
+base, so nothing loops or forks (the merges of :mod:`loomsync.sync.merge` treat such copies as equal
+too). Copies adopted from the server are redacted like every save; one that the redaction
+changed is queued, so the server's copy is replaced.
+
+Local writes made here (merges, adoptions) are compare-and-swap on the file's stamp, under the
+thread's lock: a writer that saved meanwhile is never overwritten; the push starts over instead.
+Only one process pushes a thread at a time (a per-thread sync lock).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from loomsync import edits
+from loomsync.core.document import codec
+from loomsync.core.document.ids import ThreadId
+from loomsync.core.document.model import Metadata, Thread
+from loomsync.errors import (
+    AuthError,
+    ConflictError,
+    CorruptThreadError,
+    GoneError,
+    NetworkError,
+    RefusedError,
+    RemoteNotFoundError,
+    ServerError,
+    SyncError,
+    ThreadNotFoundError,
+)
+from loomsync.http.client import ThreadSyncClient
+from loomsync.store.files import ensure_dir
+from loomsync.store.legacy import take_sharing
+from loomsync.store.local import LocalThreadStore
+from loomsync.store.summaries import Stamp, stamp_of
+from loomsync.store.summary import SyncOutcome
+from loomsync.sync import pulling
+from loomsync.sync.merge import adopt_markers, plan_push, resolve_conflict, snapshot, sync_base
+from loomsync.sync.queue import PendingEntry, PendingSyncQueue
+from loomsync.sync.threadstates import ThreadStates
+
+log = logging.getLogger(__name__)
+
+MAX_ROUNDS = 5  # conflict rounds for one push before leaving it for later
+SYNC_LOCK_WAIT = 60.0  # seconds an explicit sync waits for another process syncing a thread
+
+
+class StopRun(Exception):
+    """The server is unreachable or refuses the token: no point trying the next entries."""
+
+    def __init__(self, outcome: SyncOutcome) -> None:
+        super().__init__(outcome.detail)
+        self.outcome = outcome
+
+
+def _same_content(a: Thread, b: Thread) -> bool:
+    ignore = {"version", "updated_at"}
+    left = {k: v for k, v in codec.normalized(a).items() if k not in ignore}
+    return left == {k: v for k, v in codec.normalized(b).items() if k not in ignore}
+
+
+class SyncEngine:
+    """Pushes and pulls for one local store.
+
+    Args:
+        local: the thread files.
+        states: per-thread sync state (base version, last save).
+        queue: the pending queue.
+        client: the server (None: not logged in; entries stay pending).
+        locks_dir: folder of the per-thread sync locks.
+        retry_base, retry_cap: queue backoff in seconds (first delay, longest delay).
+        report: called with every notable outcome (forked, gone, failed).
+    """
+
+    def __init__(
+        self,
+        local: LocalThreadStore,
+        states: ThreadStates,
+        queue: PendingSyncQueue,
+        client: ThreadSyncClient | None,
+        *,
+        locks_dir: Path,
+        retry_base: float,
+        retry_cap: float,
+        report: Callable[[SyncOutcome], None],
+    ) -> None:
+        self.local = local
+        self.states = states
+        self.queue = queue
+        self.client = client
+        self.locks_dir = ensure_dir(locks_dir)
+        self.retry_base = retry_base
+        self.retry_cap = retry_cap
+        self.report = report
+        self._read_stamps: dict[str, Stamp] = {}  # file stamp each push read, per thread
+
+    def sync_lock(self, thread_id: str) -> FileLock:
+        """The lock a process holds while it syncs one thread."""
+        return FileLock(str(self.locks_dir / f"{thread_id}.lock"))
+
+    # -- running queue entries ----------------------------------------------------------
+
+    def run(
+        self,
+        entries: list[PendingEntry],
+        *,
+        wait: bool,
+        progress: Callable[[SyncOutcome], None] | None = None,
+    ) -> list[SyncOutcome]:
+        """Process entries thread by thread; stop early when the server is unreachable.
+
+        Args:
+            entries: the entries to try (any order; grouped per thread, oldest first).
+            wait: wait for another process syncing the same thread (else skip that thread).
+            progress: called after each entry with its outcome.
+        """
+        groups: dict[str, list[PendingEntry]] = {}
+        for entry in entries:
+            groups.setdefault(entry.thread_id, []).append(entry)
+        outcomes: list[SyncOutcome] = []
+        for thread_id, group in groups.items():
+            lock = self.sync_lock(thread_id)
+            try:
+                lock.acquire(timeout=SYNC_LOCK_WAIT if wait else 0)
+            except Timeout:
+                continue
+            try:
+                for entry in self._ordered(thread_id, group):
+                    outcome = self._attempt(entry)
+                    outcomes.append(outcome)
+                    if progress:
+                        progress(outcome)
+            except StopRun as stop:
+                outcomes.append(stop.outcome)
+                if progress:
+                    progress(stop.outcome)
+                break
+            finally:
+                lock.release()
+        return outcomes
+
+    def _ordered(self, thread_id: str, group: list[PendingEntry]) -> list[PendingEntry]:
+        """Delete first; then patch before save if the server has the thread, else after.
+
+        A widening patch (:func:`loomsync.edits.widens`) never goes before a save of the same
+        thread: the save may be the redacted copy (issue 12, items 1 and 5), so all patches
+        then follow the save, in their own order (a later narrowing patch stays last)."""
+        has_base = self.states.get(thread_id).base is not None
+        ops = {e.op for e in group}
+        held = "save" in ops and any(e.op == "patch" and edits.widens(e.payload) for e in group)
+        rank = {"delete": 0, "patch": 1 if has_base and not held else 3, "save": 2}
+        return sorted(group, key=lambda e: rank[e.op])
+
+    def _attempt(self, entry: PendingEntry) -> SyncOutcome:
+        thread_id, op = entry.thread_id, entry.op
+        if self.client is None:
+            return SyncOutcome(thread_id, "pending", op, "not logged in to a server")
+        try:
+            if op == "delete":
+                outcome = self._delete(thread_id)
+            elif op == "patch":
+                outcome = self._patch(thread_id, entry.payload or {})
+            else:
+                outcome = self.push(thread_id)
+        except (NetworkError, ServerError) as exc:
+            self.queue.retry_later(entry, str(exc), base=self.retry_base, cap=self.retry_cap)
+            outcome = SyncOutcome(thread_id, "pending", op, str(exc))
+            if isinstance(exc, NetworkError):
+                raise StopRun(outcome) from None
+            return outcome
+        except AuthError as exc:
+            if exc.status == 401:
+                self.queue.retry_later(entry, str(exc), base=self.retry_base, cap=self.retry_cap)
+                raise StopRun(SyncOutcome(thread_id, "pending", op, str(exc))) from None
+            return self._failed(entry, f"refused: {exc.detail or exc}")
+        except GoneError:
+            return self._failed(entry, "deleted on the server; the local copy is kept", "gone")
+        except (RefusedError, SyncError) as exc:
+            return self._failed(entry, f"refused by the server ({exc.status}): {exc.detail or exc}")
+        except CorruptThreadError as exc:
+            return self._failed(entry, f"local file is corrupt, not uploaded: {exc}")
+        if outcome.status == "pending":
+            self.queue.retry_later(entry, outcome.detail, base=self.retry_base, cap=self.retry_cap)
+        else:
+            with self.local.locked(thread_id):  # a writer enqueues under this lock too
+                self.queue.complete(entry, changed_since=self._changed_since(entry))
+        if outcome.status == "forked":
+            self.report(outcome)
+        return outcome
+
+    def _changed_since(self, entry: PendingEntry) -> bool:
+        """For a save entry: did the file change after the push read it? (Then send again.)"""
+        read = self._read_stamps.pop(entry.thread_id, None)
+        if entry.op != "save" or read is None:
+            return False
+        try:
+            return stamp_of(self.local.path(entry.thread_id).stat()) != read
+        except FileNotFoundError:
+            return False
+
+    def _failed(self, entry: PendingEntry, reason: str, status: str = "failed") -> SyncOutcome:
+        with self.local.locked(entry.thread_id):
+            self.queue.fail(entry, reason, changed_since=self._changed_since(entry))
+        outcome = SyncOutcome(
+            entry.thread_id, "gone" if status == "gone" else "failed", entry.op, reason
+        )
+        log.warning("sync of %s (%s) failed: %s", entry.thread_id, entry.op, reason)
+        self.report(outcome)
+        return outcome
+
+    # -- operations ---------------------------------------------------------------------
+
+    def _delete(self, thread_id: str) -> SyncOutcome:
+        assert self.client is not None
+        try:
+            self.client.delete_thread(thread_id)
+        except (RemoteNotFoundError, GoneError):
+            pass
+        with self.local.locked(thread_id):
+            self.states.delete(thread_id)
+        return SyncOutcome(thread_id, "synced", "delete", "deleted on the server")
+
+    def _patch(self, thread_id: str, payload: dict[str, object]) -> SyncOutcome:
+        assert self.client is not None
+        try:
+            if self.local.load(thread_id).is_private:
+                return SyncOutcome(thread_id, "private", "patch", "private: not sent")
+        except ThreadNotFoundError:
+            return SyncOutcome(thread_id, "up_to_date", "patch", "no local copy")
+        state = self.states.get(thread_id)
+        if state.base is None:
+            return SyncOutcome(thread_id, "pending", "patch", "waiting for the first upload")
+        if edits.widens(payload) and self.queue.has(thread_id, "save"):
+            detail = "waiting for the redacted copy to upload before widening who may read it"
+            return SyncOutcome(thread_id, "pending", "patch", detail)
+        server = self.client.patch_thread(thread_id, payload)
+        with self.local.locked(thread_id):
+            state = self.states.get(thread_id)
+            if state.base is not None and server.version == state.base.version + 1:
+                fields = dict(state.base.fields)
+                if isinstance(payload.get("metadata"), dict):
+                    merged = edits.merge_patch(fields.get("metadata"), payload["metadata"])
+                    fields["metadata"] = codec.loads(
+                        codec.dumps(Metadata.model_validate(merged).model_dump(mode="python"))
+                    )
+                for name in ("visibility", "is_shared_with_support"):
+                    if name in payload:
+                        fields[name] = payload[name]
+                state.base = state.base.model_copy(
+                    update={"version": server.version, "fields": fields}
+                )
+                self.states.put(thread_id, state)
+        return SyncOutcome(thread_id, "synced", "patch", version=server.version)
+
+    def push(self, thread_id: str) -> SyncOutcome:
+        """Bring the server up to the local copy of one thread (see the module docstring).
+
+        Raises:
+            SyncError: network, auth, refusal or 410 (the caller records it in the queue).
+            CorruptThreadError: the local file does not parse (it was quarantined).
+        """
+        assert self.client is not None
+        for _ in range(MAX_ROUNDS):
+            try:
+                local, stamp = self.local.load_stamped(thread_id)
+            except ThreadNotFoundError:
+                return SyncOutcome(thread_id, "up_to_date", detail="no local copy")
+            self._read_stamps[thread_id] = stamp
+            if local.is_private:
+                self.queue.discard(thread_id)
+                return SyncOutcome(thread_id, "private", detail="private: never sent")
+            base = self.states.get(thread_id).base
+            plan = plan_push(local, base)
+            sent = local  # what the server holds once this push lands, in local terms
+            try:
+                if plan.kind == "none":
+                    return SyncOutcome(
+                        thread_id, "up_to_date", version=base.version if base else None
+                    )
+                if plan.kind == "append":
+                    assert base is not None
+                    version = self.client.append_messages(
+                        thread_id, plan.messages, base_version=base.version, fields=plan.fields
+                    ).version
+                else:
+                    stored = self.client.put_thread(local, base_version=base.version if base else 0)
+                    version = stored.version
+                    sent = self._take_markers(thread_id, stored, local, stamp)
+                    if take_sharing(self.local, stored, stamp):  # a file of the old client
+                        self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
+            except ConflictError as conflict:
+                outcome = self._resolve(thread_id, local, stamp, conflict)
+                if outcome is not None:
+                    return outcome
+                continue
+            with self.local.locked(thread_id):
+                state = self.states.get(thread_id)
+                taken = snapshot(sent) if sent is not local else None
+                state.base = sync_base(taken or plan.snapshot or local, version)
+                self.states.put(thread_id, state)
+            detail = (
+                f"{plan.kind}: {len(plan.messages)} new message(s)"
+                if plan.kind == "append"
+                else "put"
+            )
+            return SyncOutcome(thread_id, "synced", detail=detail, version=version)
+        return SyncOutcome(thread_id, "pending", detail="the thread kept changing; will retry")
+
+    def _take_markers(self, thread_id: str, stored: Thread, local: Thread, stamp: Stamp) -> Thread:
+        """After a PUT: the server may have redacted more than this client (issue 12, item 1).
+        Where its copy differs from ``local`` only by markers, write them into the local file
+        (if nobody saved meanwhile; else the next save's merge takes them). Returns what the
+        server holds in local terms: ``local`` itself, or ``local`` with the server's markers."""
+        sent = adopt_markers(stored, local)
+        if sent is local:
+            return local
+        with self.local.locked(thread_id):
+            try:
+                current, now = self.local.load_stamped(thread_id)
+            except (ThreadNotFoundError, CorruptThreadError):
+                return sent
+            adopted = adopt_markers(stored, current)
+            if adopted is not current and self.local.save_if_unchanged(adopted, now):
+                if now == stamp:  # the push read this file: the entry is done
+                    self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
+        log.info(
+            "the server redacted more of %s than this client; its markers were kept", thread_id
+        )
+        return sent
+
+    def _resolve(
+        self, thread_id: str, local: Thread, stamp: Stamp, conflict: ConflictError
+    ) -> SyncOutcome | None:
+        """Merge after a 409; None means "push again", an outcome means done."""
+        server = conflict.current
+        if server is not None and take_sharing(self.local, server, stamp):
+            return None  # a file of the old client now says what the server holds: reread it
+        with self.local.locked(thread_id):
+            state = self.states.get(thread_id)
+            if server is None:  # the server holds no copy we may see: upload as new
+                state.base = None
+                self.states.put(thread_id, state)
+                return None
+            resolution = resolve_conflict(local, state.base, server)
+            if resolution.kind != "diverged":
+                merged = resolution.merged
+                if not _same_content(merged, local) and not self.local.save_if_unchanged(
+                    merged, stamp
+                ):
+                    return None
+                state.base = sync_base(server, server.version)
+                self.states.put(thread_id, state)
+                return None
+            base_version = state.base.version if state.base else 0
+            fork = edits.forked(
+                edits.with_fields(local, version=base_version),
+                new_id=ThreadId.new(),
+                reason="conflict",
+                keep_sharing=True,
+            )
+            self.local.save(fork)
+            if not self.local.save_if_unchanged(server, stamp):
+                self.local.delete(str(fork.id))
+                return None
+            self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
+            state.base = sync_base(server, server.version)
+            state.fork_id = str(fork.id)
+            self.states.put(thread_id, state)
+        self.queue.add(str(fork.id), "save")
+        detail = (
+            f"both sides added messages: the server's copy is kept as {thread_id}, "
+            f"this machine's as {fork.id}"
+        )
+        log.warning("conflict on %s: %s", thread_id, detail)
+        return SyncOutcome(
+            thread_id, "forked", detail=detail, version=server.version, fork_id=str(fork.id)
+        )
+
+    # -- pulling (loomsync.sync.pulling) ---------------------------------------------------------
+
+    def adopt(self, server: Thread, stamp: Stamp | None) -> bool:
+        """Make the server's copy the local copy if the file still has ``stamp`` (None:
+        absent); see :func:`loomsync.sync.pulling.adopt`."""
+        return pulling.adopt(self, server, stamp)
+
+    def pull(self) -> list[SyncOutcome]:
+        """Fetch every thread of ours the server holds in a newer version than our base; see
+        :func:`loomsync.sync.pulling.pull`."""
+        return pulling.pull(self)
+
+
+__all__ = ["MAX_ROUNDS", "StopRun", "SyncEngine"]

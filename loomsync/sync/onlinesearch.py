@@ -1,0 +1,79 @@
+"""A search of a syncing store (:meth:`loomsync.sync.syncing.SyncingThreadStore.search`): the
+server's hits merged with the threads only this machine holds (issue 14 review).
+
+Threads the server lacks (pending in the push queue, or ``is_private``) are found by the local
+search of the whole store (:meth:`loomsync.store.local.LocalThreadStore.search`), so their scores use
+the store's statistics, on the server's scale (same analyzer, scoring and constants; API.md
+section 6), not those of an index of just these threads (scores of 0.94 against 12.75 for
+the same thread, which fell off the page). Hits of other local threads are dropped (the
+server's answer has them, newer); what is left is merged with the server's page by score,
+each hit's ``origin`` saying where it came from.
+
+When the server cannot be reached (or refuses the token) the local search answers, with
+``source="local"`` and ``fallback_reason`` saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from loomsync.errors import AuthError, NetworkError, ServerError
+from loomsync.http.client import ThreadSyncClient
+from loomsync.store.local import LocalThreadStore
+from loomsync.store.summary import SearchHit, SearchResults, Syntax
+
+#: Most hits the local search is asked for at once while looking for local-only threads
+#: (doubled from ``limit`` until enough are found or the rest score below the page).
+MAX_LOCAL_LIMIT = 10_000
+
+
+def local_only_hits(
+    local: LocalThreadStore, query: str, ids: set[str], limit: int, floor: float, syntax: Syntax
+) -> list[SearchHit]:
+    """The best ``limit`` hits of threads ``ids`` in the local search of the whole store, best
+    first; asks for more hits (doubling) until ``limit`` of them are found, the search has no
+    more, or its last hit scores below ``floor`` (the rest could not enter the page)."""
+    if not ids:
+        return []
+    asked = limit
+    while True:
+        hits = local.search(query, limit=asked, syntax=syntax).hits
+        kept = [hit for hit in hits if hit.thread.id in ids]
+        if len(kept) >= limit or len(hits) < asked or hits[-1].score < floor:
+            return kept[:limit]
+        if asked >= MAX_LOCAL_LIMIT:
+            return kept[:limit]
+        asked = min(asked * 2, MAX_LOCAL_LIMIT)
+
+
+def search(
+    client: ThreadSyncClient | None,
+    local: LocalThreadStore,
+    local_only: Callable[[], set[str]],
+    query: str,
+    *,
+    limit: int = 20,
+    syntax: Syntax = "plain",
+) -> SearchResults:
+    """Server search merged with local-only threads (module docstring); ``local_only`` gives
+    the ids of the threads the server lacks. Raises ValueError for ``limit`` < 1."""
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    if client is None:
+        results = local.search(query, limit=limit, syntax=syntax)
+        return results.model_copy(update={"fallback_reason": "not logged in to a server"})
+    try:
+        page = client.search(query, limit=limit, syntax=syntax)
+    except (NetworkError, ServerError, AuthError) as exc:
+        results = local.search(query, limit=limit, syntax=syntax)
+        reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
+        return results.model_copy(update={"fallback_reason": reason})
+    seen = {hit.thread.id for hit in page.hits}
+    ids = local_only() - seen
+    floor = page.hits[-1].score if len(page.hits) >= limit else float("-inf")
+    extra = local_only_hits(local, query, ids, limit, floor, syntax)
+    merged = sorted([*page.hits, *extra], key=lambda hit: hit.score, reverse=True)
+    return page.results(merged[:limit])
+
+
+__all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "search"]
