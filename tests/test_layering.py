@@ -5,7 +5,9 @@ so a shortcut that crosses a layer fails here, not in a later refactoring.
   helpers they share live in app/secrettokens.py;
 - an audit context of a request is built in one place (app/audit/context.py);
 - pages' small helpers live in app/web/pages.py, not in another page's module;
-- pages format times in one place (app/web/pagetime.py).
+- pages format times in one place (app/web/pagetime.py);
+- the server (app/, migrations/) imports of loomsync only loomsync.core (issue 15 item 6), and
+  loomsync/core imports nothing of the client's other packages or top-level modules.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from pathlib import Path
 
 from app.web.pagetime import page_time
 
-APP = Path(__file__).resolve().parents[1] / "app"
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app"
+CORE = ROOT / "loomsync" / "core"
 
 
 def _modules(folder: Path) -> list[Path]:
@@ -88,3 +92,29 @@ def test_the_one_page_time_is_utc_whatever_the_input() -> None:
     assert page_time(moment.replace(tzinfo=None)) == "2026-01-02 16:39 UTC"
     assert page_time(None) == ""
     assert page_time("soon\x00" + "x" * 100) == "soon\u27e8U+0000\u27e9" + "x" * 28
+
+
+def _loomsync_imports(path: Path) -> set[str]:
+    """The loomsync modules ``path`` imports, ``from loomsync import x`` counted as ``loomsync``."""
+    return {m for m in _imports(path) if m == "loomsync" or m.startswith("loomsync.")}
+
+
+def test_the_server_imports_only_the_shared_core_of_loomsync() -> None:
+    for path in _modules(APP) + _modules(ROOT / "migrations"):
+        crossing = {
+            m
+            for m in _loomsync_imports(path)
+            if m != "loomsync.core" and not m.startswith("loomsync.core.")
+        }
+        assert not crossing, (path.relative_to(ROOT), crossing)
+
+
+def test_the_shared_core_imports_nothing_of_the_client() -> None:
+    assert _modules(CORE)
+    for path in _modules(CORE):
+        crossing = {
+            m
+            for m in _loomsync_imports(path)
+            if m != "loomsync.core" and not m.startswith("loomsync.core.")
+        }
+        assert not crossing, (path.relative_to(ROOT), crossing)
