@@ -25,16 +25,18 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from loomsync.core.document.model import VISIBILITIES, Visibility
-from loomsync.core.secrets import Redactor
 from loomsync.errors import ConfigError
 from loomsync.store.files import atomic_write, ensure_dir
+
+if TYPE_CHECKING:
+    from loomsync.core.secrets import Redactor
 
 APP_NAME = "loomsync"
 
@@ -136,7 +138,10 @@ class ClientConfig(BaseSettings):
         return value
 
     def redactor(self) -> Redactor:
-        """The :class:`loomsync.core.secrets.Redactor` with this configuration's allow-list."""
+        """The :class:`loomsync.core.secrets.Redactor` with this configuration's allow-list
+        (imported here: a command that redacts nothing does not load the detector)."""
+        from loomsync.core.secrets import Redactor
+
         return Redactor(allow=self.redaction.allow, allow_patterns=self.redaction.allow_patterns)
 
     @classmethod

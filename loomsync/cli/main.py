@@ -15,10 +15,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from loomsync.cli import render, shown
@@ -27,15 +26,14 @@ from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError, LoomsyncError
-from loomsync.export import export as export_thread
-from loomsync.http.client import ThreadSyncClient
 from loomsync.http.connect import open_store
 from loomsync.importers import FORMATS
-from loomsync.importers.run import import_owner, import_sessions, session_files
-from loomsync.resume import Resumed, workspace_changes
 from loomsync.store.summary import ArchivedFilter
-from loomsync.sync.syncing import SyncingThreadStore
 from loomsync.terminal import TerminalConsole, printable
+
+if TYPE_CHECKING:
+    from loomsync.http.client import ThreadSyncClient
+    from loomsync.sync.syncing import SyncingThreadStore
 
 app = typer.Typer(
     name="loomsync",
@@ -68,6 +66,8 @@ def _main(
 
 @contextmanager
 def _store() -> Iterator[SyncingThreadStore]:
+    from loomsync.sync.syncing import SyncingThreadStore
+
     store = open_store(background=False)
     assert isinstance(store, SyncingThreadStore)
     try:
@@ -116,6 +116,8 @@ def login(
     ] = True,
 ) -> None:
     """Store the server URL and token (token file mode 0600)."""
+    from loomsync.http.client import ThreadSyncClient
+
     if verify:
         with ThreadSyncClient(server, token, retries=0, timeout=10) as client:
             try:
@@ -267,6 +269,8 @@ def resume(
     as_json: JsonOption = False,
 ) -> None:
     """Show what changed since a thread was last saved (branch, commits, uncommitted work)."""
+    from loomsync.resume import Resumed, workspace_changes
+
     with _store() as store:
         loaded = store.load(thread)
     resumed = Resumed(loaded, workspace_changes(loaded, workspace))
@@ -287,6 +291,8 @@ def export(
     ] = None,
 ) -> None:
     """Export a thread as JSON (exact document) or Markdown (a transcript)."""
+    from loomsync.export import export as export_thread
+
     with _store() as store:
         loaded = store.load(thread)
         text = export_thread(loaded, fmt, store.local.redaction)  # printable (loomsync.export)
@@ -311,6 +317,10 @@ def import_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Import sessions other agents wrote (Codex, Claude Code, …), then sync them."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from loomsync.importers.run import import_owner, import_sessions, session_files
+
     if fmt not in FORMATS:
         raise ConfigError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
     files = session_files(fmt, paths or [])

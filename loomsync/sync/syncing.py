@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loomsync import edits
 from loomsync.config import default_paths
@@ -35,7 +35,6 @@ from loomsync.errors import (
     CorruptThreadError,
     ThreadNotFoundError,
 )
-from loomsync.http.client import ThreadSyncClient
 from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
@@ -46,6 +45,9 @@ from loomsync.sync.merge import snapshot
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
 from loomsync.sync.worker import BackgroundSync
+
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
+    from loomsync.http.client import ThreadSyncClient
 
 log = logging.getLogger(__name__)
 
