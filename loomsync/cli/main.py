@@ -27,7 +27,6 @@ from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError, LoomsyncError
 from loomsync.http.connect import open_store
-from loomsync.importers import FORMATS
 from loomsync.store.summary import ArchivedFilter
 from loomsync.terminal import TerminalConsole, printable
 
@@ -44,6 +43,10 @@ app = typer.Typer(
 )
 console = TerminalConsole(soft_wrap=True)
 errors = TerminalConsole(stderr=True, soft_wrap=True)
+
+#: The names of :data:`loomsync.importers.FORMATS`, for the help: importing the importers costs
+#: tens of milliseconds every command would pay (tests/client/test_startup.py checks they agree).
+FORMAT_NAMES = ("codex", "claude-code", "gemini-cli", "aider", "swe-agent", "openhands")
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 ThreadArg = Annotated[str, typer.Argument(help="Thread id (T-…).", show_default=False)]
@@ -165,14 +168,13 @@ def list_threads(
         if server:
             client = _require_login(store)
             page = client.list_threads(limit=min(limit, 200), workspace=workspace, archived=which)
-            rows, sync = page.threads, None
+            rows, sync = shown.summaries(store.local.redaction, page.threads), None  # maybe raw
             _warn(str(entry) for entry in page.skipped)
-        else:
+        else:  # the summary index holds summaries redacted: no detector to load here
             rows = store.list(limit=limit, workspace=workspace, archived=which)
             entries = store.status()
             sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
             _warn(str(problem) for problem in store.local.problems)
-        rows = shown.summaries(store.local.redaction, rows)  # a server may hold them raw
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)
@@ -305,7 +307,9 @@ def export(
 
 @app.command("import")
 def import_command(
-    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")],
+    fmt: Annotated[
+        str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMAT_NAMES)}.")
+    ],
     paths: Annotated[
         list[Path] | None,
         typer.Argument(help="Files or folders (default: the format's usual folders)."),
@@ -321,8 +325,8 @@ def import_command(
 
     from loomsync.importers.run import import_owner, import_sessions, session_files
 
-    if fmt not in FORMATS:
-        raise ConfigError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if fmt not in FORMAT_NAMES:
+        raise ConfigError(f"unknown format {fmt!r}; formats: {', '.join(FORMAT_NAMES)}")
     files = session_files(fmt, paths or [])
     when = since.replace(tzinfo=UTC) if since and since.tzinfo is None else since
     with _store() as store:
