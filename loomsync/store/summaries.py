@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from filelock import FileLock
+
 from loomsync.core.document.model import Thread
 from loomsync.store.redaction import Redaction, default_redaction
 from loomsync.store.summary import ArchivedFilter, ThreadSummary
@@ -89,6 +91,8 @@ class SummaryIndex:
         redaction: applied to every summary before it is stored.
         files_read: thread files read by :meth:`list` so far (tests watch it); :meth:`record`
             reads none.
+        lock: the lock the old ``.index.json`` was written under (a temporary file a killed
+            older client left behind is removed under it).
     """
 
     def __init__(self, folder: Path, *, redaction: Redaction | None = None) -> None:
@@ -97,6 +101,7 @@ class SummaryIndex:
         self.path = folder / INDEX_NAME
         self.redaction = redaction or default_redaction()
         self.files_read = 0
+        self.lock = FileLock(str(folder / ".locks" / "index.lock"))
         self._db: sqlite3.Connection | None = None
         self._guard = threading.Lock()
 
