@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from loomsync import edits
 from loomsync.config import default_paths
 from loomsync.core.document.model import Thread, Visibility
-from loomsync.core.secrets import Located
 from loomsync.errors import (
     CorruptThreadError,
     ThreadNotFoundError,
@@ -46,7 +45,8 @@ from loomsync.sync.queue import PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
 from loomsync.sync.worker import BackgroundSync
 
-if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one; the detector when used
+    from loomsync.core.secrets import Located
     from loomsync.http.client import ThreadSyncClient
 
 log = logging.getLogger(__name__)
