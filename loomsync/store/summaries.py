@@ -28,6 +28,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -44,10 +45,13 @@ log = logging.getLogger(__name__)
 INDEX_NAME = ".index.sqlite3"
 #: The index of the one-file-per-thread format (issue 7), replaced by :data:`INDEX_NAME`.
 OLD_INDEX_NAME = ".index.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 10.0
 #: Rows made in one transaction while the index catches up with files it has not seen.
 BATCH = 500
+#: A folder stamp is trusted only once it is this old (ns): file times are coarser than a
+#: nanosecond, so a file created just after the stat may leave the folder's times unchanged.
+SETTLED_NS = 2_000_000_000
 Stamp = tuple[int, int, int, int]
 #: Reads one thread for the index: its head and the thread (its messages need not be loaded:
 #: the count comes from the head); None when the file is gone or not a valid thread log.
@@ -61,6 +65,7 @@ CREATE TABLE threads (
     workspace TEXT, summary TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX threads_recent ON threads (archived, activity DESC, id DESC);
 CREATE INDEX threads_workspace ON threads (workspace, archived, activity DESC, id DESC);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _COLUMNS = "id, stamp, generation, committed, activity, archived, workspace, summary"
 _UPSERT = f"INSERT OR REPLACE INTO threads ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -89,7 +94,7 @@ class SummaryIndex:
         folder: the threads folder.
         path: the database file.
         redaction: applied to every summary before it is stored.
-        files_read: thread files read by :meth:`list` so far (tests watch it); :meth:`record`
+        files_parsed: thread files read by :meth:`list` so far (tests watch it); :meth:`record`
             reads none.
         lock: the lock the old ``.index.json`` was written under (a temporary file a killed
             older client left behind is removed under it).
@@ -100,7 +105,7 @@ class SummaryIndex:
         self.folder = folder
         self.path = folder / INDEX_NAME
         self.redaction = redaction or default_redaction()
-        self.files_read = 0
+        self.files_parsed = 0
         self.lock = FileLock(str(folder / ".locks" / "index.lock"))
         self._db: sqlite3.Connection | None = None
         self._guard = threading.Lock()
@@ -193,7 +198,7 @@ class SummaryIndex:
             rows = []
             gone = []
             for thread_id in ids[start : start + BATCH]:
-                self.files_read += 1
+                self.files_parsed += 1
                 try:
                     stamp = stamp_of((self.folder / f"{thread_id}{SUFFIX}").stat())
                     found = read(thread_id)
@@ -213,7 +218,14 @@ class SummaryIndex:
                 raise
 
     def _catch_up(self, db: sqlite3.Connection, read: Reader) -> None:
-        """Rows for files the index has not seen, none for files that are gone (names only)."""
+        """Rows for files the index has not seen, none for files that are gone (names only).
+        Skipped while the folder's own stamp (mtime, ctime: any file created, removed or
+        renamed in it changes them; an append does not) is the one the last catch-up saw."""
+        stat = self.folder.stat()
+        folder = f"{stat.st_ino}.{stat.st_mtime_ns}.{stat.st_ctime_ns}"
+        seen = db.execute("SELECT value FROM meta WHERE key = 'folder'").fetchone()
+        if seen is not None and seen[0] == folder:
+            return
         with os.scandir(self.folder) as entries:
             names = {thread_id_of(e.name) for e in entries if is_thread_file(e.name)}
         known = {row[0] for row in db.execute("SELECT id FROM threads")}
@@ -222,6 +234,8 @@ class SummaryIndex:
             db.executemany("DELETE FROM threads WHERE id = ?", gone)
         if added := sorted(names - known):
             self._refresh(db, read, added)
+        if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > SETTLED_NS:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
 
     def list(
         self,
