@@ -26,6 +26,7 @@ Threads for (4) are written once (by the store, in ``/dev/shm``, then copied) an
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -113,6 +114,20 @@ def save_curves(folder: Path, turns: int) -> list[Curve]:
                 threads[curve.name, size] = thread
     syncing.close()
     return [curve for curve, _ in savers]
+
+
+def fsync_floor(folder: Path, turns: int) -> list[float]:
+    """What one turn costs at the least on this disk: its messages' JSON lines appended to a
+    file and fsynced (ms per turn)."""
+    samples = []
+    with open(folder / "floor.jsonl", "ab") as handle:
+        for turn in _turns(turns, seed=1):
+            started = time.perf_counter()
+            handle.write(b"".join(json.dumps(m).encode() + b"\n" for m in turn))
+            handle.flush()
+            os.fsync(handle.fileno())
+            samples.append(_ms(time.perf_counter() - started))
+    return samples
 
 
 def memory_peaks(folder: Path) -> dict[int, int]:
@@ -262,6 +277,7 @@ def list_times(count: int, runs: int = 5) -> tuple[float, list[float]]:
         "LOOMSYNC_TOKEN": "",
         "COLUMNS": "160",
     }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode cached
     command = [str(Path(sys.executable).with_name("loomsync")), "list", "--limit", "50"]
 
     def once() -> float:
@@ -304,6 +320,10 @@ def run(*, quick: bool, threads: int, server: bool) -> Section:
         folder = Path(scratch)
         lines.append(f"per-turn save, ms (one turn = 4 real messages; {turns} turns a size)")
         lines.append(f"  {'store':36} " + " ".join(f"{f'p50/p95 @{s}':>18}" for s in SIZES))
+        floor = percentiles(fsync_floor(folder, turns))
+        lines.append(
+            f"  {'floor: append the turn + fsync':36} {f'{floor[0]:8.2f} /{floor[1]:8.2f}':>18}"
+        )
         for curve in save_curves(folder, turns):
             cells = []
             for size in SIZES:
