@@ -69,10 +69,10 @@ def test_record_is_what_list_returns_and_list_reads_no_file(tmp_path: Path) -> N
     assert [r.id for r in rows] == [str(t.id) for _, t in reversed(written)][:3]
     assert rows[0].message_count == 3
     assert rows[0].title == "thread 4"
-    assert index.files_read == 0
+    assert index.files_parsed == 0
     again = SummaryIndex(tmp_path)  # another process: the database is enough
     assert [r.id for r in again.list(_reader(tmp_path))] == [str(t.id) for _, t in written][::-1]
-    assert again.files_read == 0
+    assert again.files_parsed == 0
 
 
 def test_filters_order_and_limit_are_the_query(tmp_path: Path) -> None:
@@ -111,9 +111,9 @@ def test_files_added_removed_and_changed_behind_its_back_are_seen(tmp_path: Path
         (c["id"], "thread 3"),
         (b["id"], "edited behind its back"),
     ]
-    assert index.files_read == 2  # the new file and the changed one, nothing else
+    assert index.files_parsed == 2  # the new file and the changed one, nothing else
     assert index.list(read) == rows
-    assert index.files_read == 2
+    assert index.files_parsed == 2
 
 
 def test_a_row_moved_by_a_change_behind_its_back_takes_its_new_place(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_a_damaged_or_old_index_is_rebuilt_from_the_files(tmp_path: Path) -> Non
     (tmp_path / INDEX_NAME).write_bytes(b"garbage" * 1000)
     rebuilt = SummaryIndex(tmp_path)
     assert [r.id for r in rebuilt.list(_reader(tmp_path))] == [d["id"] for d in docs][::-1]
-    assert rebuilt.files_read == 3
+    assert rebuilt.files_parsed == 3
     with sqlite3.connect(tmp_path / INDEX_NAME) as db:
         assert db.execute("SELECT count(*) FROM threads").fetchone() == (3,)
 
