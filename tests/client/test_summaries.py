@@ -5,17 +5,21 @@ old-format index rebuilt from the files."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
+from loomsync import LocalThreadStore
 from loomsync.core.document import codec
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
 from loomsync.store import threadlog
 from loomsync.store.summaries import INDEX_NAME, OLD_INDEX_NAME, SummaryIndex
 from loomsync.store.threadlog import is_thread_file
+from tests.client.conftest import new_thread, with_turns
+from tests.client.threadfiles import stored_doc, write_log
 
 
 def _write(folder: Path, doc: dict[str, Any]) -> tuple[threadlog.Head, Thread]:
@@ -183,3 +187,57 @@ def test_thread_file_names() -> None:
     assert not is_thread_file(name[:-1])
     assert not is_thread_file(f".{name}.tmp")
     assert not is_thread_file(INDEX_NAME)
+
+
+def test_ten_thousand_threads_list_from_the_index_and_a_save_records_its_row(
+    tmp_path: Path,
+) -> None:
+    ids = [ThreadId.new() for _ in range(10_000)]
+    for index, thread_id in enumerate(ids):
+        doc = {
+            "id": thread_id,
+            "created_at": f"2026-01-01T00:00:{index % 60:02d}Z",
+            "last_activity_at": f"2026-02-01T{index // 3600 % 24:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z",
+            "metadata": {"title": f"thread {index}"},
+            "conversation": {"messages": [{"role": "user", "content": "x" * 200}] * 5},
+        }
+        write_log(tmp_path / f"{thread_id}.jsonl", doc)
+    store = LocalThreadStore(tmp_path)
+    first = store.list(limit=20)
+    assert store.index.files_parsed == 10_000  # the index is built once, from the heads
+    assert len(first) == 20
+
+    again = LocalThreadStore(tmp_path)  # a new process: the index on disk is enough
+    started = time.monotonic()
+    assert [s.id for s in again.list(limit=20)] == [s.id for s in first]
+    assert again.index.files_parsed == 0
+    assert time.monotonic() - started < 5
+
+    changed = again.save(with_turns(again.load(ids[5]), "new turn"))
+    rows = {s.id: s for s in again.list()}
+    assert again.index.files_parsed == 0  # the save recorded its row: nothing to read
+    assert rows[str(changed.id)].message_count == 6
+    assert len(rows) == 10_000
+    again.delete(ids[7])
+    assert len(again.list()) == 9_999
+    assert again.index.files_parsed == 0
+
+
+def test_the_store_index_notices_files_changed_and_removed_behind_its_back(
+    tmp_path: Path,
+) -> None:
+    store = LocalThreadStore(tmp_path)
+    a, b = store.save(new_thread(1)), store.save(new_thread(1))
+    store.list()
+    (tmp_path / f"{a.id}.jsonl").unlink()
+    doc = stored_doc(tmp_path / f"{b.id}.jsonl")
+    doc["metadata"] = {"title": "edited by hand"}
+    write_log(tmp_path / f"{b.id}.jsonl", doc)
+    assert [(s.id, s.title) for s in store.list()] == [(str(b.id), "edited by hand")]
+    store.close()
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"{INDEX_NAME}{suffix}").unlink(missing_ok=True)
+    (tmp_path / INDEX_NAME).write_text("garbage" * 100)  # unreadable: rebuilt from the files
+    rebuilt = LocalThreadStore(tmp_path)
+    assert [s.id for s in rebuilt.list()] == [str(b.id)]
+    assert rebuilt.index.files_parsed == 1

@@ -103,7 +103,7 @@ class FolderSource:
                 except FileNotFoundError:
                     continue
                 stamp = f"{stat.st_ino}.{stat.st_size}.{stat.st_mtime_ns}.{stat.st_ctime_ns}"
-                current[entry.name[: -len(".json")]] = stamp
+                current[entry.name.partition(".")[0]] = stamp  # ids hold no dot
         return diff(known, current)
 
     def read(self, thread_id: str, since: Position | None = None) -> Read | None:
