@@ -188,7 +188,7 @@ def _warn(lines: Iterable[str]) -> None:
 
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
     path = Path(ref)
-    if not ref.startswith("T-") and path.suffix == ".json":
+    if not ref.startswith("T-") and path.suffix in (".json", ".jsonl"):
         return store.load_file(path)
     return store.load(ref)
 

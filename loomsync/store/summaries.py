@@ -23,6 +23,7 @@ from loomsync.errors import StoreLockedError
 from loomsync.store.files import atomic_write
 from loomsync.store.redaction import Redaction, default_redaction
 from loomsync.store.summary import ThreadSummary
+from loomsync.store.threadlog import Head, is_thread_file, thread_id_of
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +35,6 @@ Stamp = tuple[int, int, int, int]
 def stamp_of(stat: os.stat_result) -> Stamp:
     """A file's identity and version: (inode, size, mtime ns, ctime ns)."""
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-
-
-def is_thread_file(name: str) -> bool:
-    """True for ``T-<uuid>.json`` names (not temp files, locks or the index)."""
-    return name.startswith("T-") and name.endswith(".json") and len(name) == 43
 
 
 class SummaryIndex:
@@ -81,6 +77,11 @@ class SummaryIndex:
         except (StoreLockedError, OSError) as exc:  # a cache: the next listing tries again
             log.info("could not write thread index %s: %s", self.path, exc)
 
+    def record(self, thread_id: str, head: Head, thread: Thread) -> None:
+        """Called by the store after every write of a thread file (under its lock): ``head``
+        is the file's new last commit, ``thread`` what it holds. Nothing yet: listings find
+        changed files by their stamps."""
+
     def summaries(self, read: Callable[[Path], Thread | None]) -> list[ThreadSummary]:
         """Summaries of every readable thread file in the folder, in no particular order.
 
@@ -99,7 +100,7 @@ class SummaryIndex:
                     stamp = list(stamp_of(entry.stat()))
                 except FileNotFoundError:
                     continue
-                thread_id = entry.name[: -len(".json")]
+                thread_id = thread_id_of(entry.name)
                 hit = cached.get(thread_id)
                 if isinstance(hit, dict) and hit.get("stamp") == stamp:
                     fresh[thread_id] = hit

@@ -24,8 +24,8 @@ fsync of the folder; it starts a new ``generation``, so a reader holding an offs
 file (the sync base, the local search index) knows its offset is void.
 
 Readable with ordinary tools: ``jq -c .message file.jsonl``, ``tail -1 file.jsonl | jq .commit``.
-This module reads and writes lines; it knows nothing of pydantic models (the store turns
-documents into :class:`loomsync.model.Thread`).
+This module reads and writes lines; it knows nothing of pydantic models (the store,
+:mod:`loomsync.store.local`, turns documents into a :class:`~loomsync.core.document.model.Thread`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ SUFFIX = ".jsonl"
 #: The chain digest of no message (:func:`chain`).
 EMPTY_CHAIN = hashlib.sha256(b"loomsync message chain 1").hexdigest()
 
+#: How every thread log begins (its header line).
+HEADER_START = b'{"loomsync_thread":'
 _COMMIT = b'{"commit":'
 _CHECK = b',"check":"'
 _CHECK_LEN = 16
@@ -77,22 +79,39 @@ class Head:
     end: int
 
 
-def chain(previous: str, canonical: Iterable[bytes]) -> str:
-    """The chain digest after messages whose canonical JSON (sorted keys, compact, defaults
-    included: :func:`loomsync.codec.dumps` of ``model_dump(by_alias=True)`` with
-    ``sort_keys=True``) is ``canonical``, starting from ``previous`` (:data:`EMPTY_CHAIN` for
+def is_thread_file(name: str) -> bool:
+    """True for ``T-<uuid>.jsonl`` names (not temp files, locks, indexes or old ``.json``)."""
+    return name.startswith("T-") and name.endswith(SUFFIX) and len(name) == 38 + len(SUFFIX)
+
+
+def thread_id_of(name: str) -> str:
+    """The thread id of a thread file's name (or a temporary file's target name)."""
+    return name.removesuffix(SUFFIX)
+
+
+def canonical(message: Any) -> bytes:
+    """The bytes :func:`chain` hashes for a message model: canonical JSON, defaults included."""
+    return codec.dumps(message.model_dump(mode="python", by_alias=True), sort_keys=True)
+
+
+def chain(previous: str, items: Iterable[bytes]) -> str:
+    """The chain digest after messages whose canonical JSON (:func:`canonical`: sorted keys,
+    compact, defaults included, the bytes the old whole-list digest hashed per item) is
+    ``items``, starting from ``previous`` (:data:`EMPTY_CHAIN` for
     none). ``c[k] = sha256(c[k-1] ‖ sha256(message k))``: the digest of a prefix is known at
     every commit without reading the messages again, so an append costs the new messages only."""
     value = bytes.fromhex(previous)
-    for item in canonical:
+    for item in items:
         value = hashlib.sha256(value + hashlib.sha256(item).digest()).digest()
     return value.hex()
 
 
-def _commit_line(count: int, chain_digest: str, fields: dict[str, Any]) -> bytes:
+def _commit_line(count: int, chain_digest: str, fields: dict[str, Any]) -> tuple[bytes, Any]:
+    """The commit line, and ``fields`` in the form :func:`read_head` gives them back (parsed
+    JSON), so a head is the same whether it was just written or read."""
     body = codec.dumps({"count": count, "chain": chain_digest, "fields": fields})
     check = hashlib.sha256(body).hexdigest()[:_CHECK_LEN].encode()
-    return _COMMIT + body + _CHECK + check + b'"}\n'
+    return _COMMIT + body + _CHECK + check + b'"}\n', codec.loads(body)["fields"]
 
 
 def _parse_commit(line: bytes) -> dict[str, Any] | None:
@@ -146,6 +165,26 @@ def message_line(doc: dict[str, Any]) -> bytes:
     return b'{"message":' + codec.dumps(doc) + b"}\n"
 
 
+def encode(
+    thread_id: str,
+    fields: dict[str, Any],
+    messages: Sequence[dict[str, Any]],
+    chain_digest: str,
+    generation: str | None = None,
+) -> tuple[bytes, Head]:
+    """A whole thread log's bytes (header, messages, one commit) and its head: what
+    :func:`write_full` writes; ``generation`` defaults to a fresh random one. Arguments as
+    :func:`write_full`'s."""
+    generation = generation or secrets.token_hex(8)
+    parts = [_header_line(thread_id, generation)]
+    parts.extend(message_line(doc) for doc in messages)
+    offset = sum(len(part) for part in parts)
+    commit, written = _commit_line(len(messages), chain_digest, fields)
+    parts.append(commit)
+    head = Head(generation, len(messages), chain_digest, written, offset, offset + len(commit))
+    return b"".join(parts), head
+
+
 def write_full(
     path: Path,
     thread_id: str,
@@ -155,7 +194,7 @@ def write_full(
     *,
     lock: BaseFileLock,
 ) -> Head:
-    """Rewrite the file whole (atomically and durably, :func:`loomsync.files.atomic_write`)
+    """Rewrite the file whole (atomically and durably, :func:`loomsync.store.files.atomic_write`)
     with a new generation; the caller holds the thread's lock.
 
     Args:
@@ -169,14 +208,9 @@ def write_full(
     Raises:
         OSError: the write failed; the old file is then unchanged.
     """
-    generation = secrets.token_hex(8)
-    parts = [_header_line(thread_id, generation)]
-    parts.extend(message_line(doc) for doc in messages)
-    offset = sum(len(part) for part in parts)
-    commit = _commit_line(len(messages), chain_digest, fields)
-    parts.append(commit)
-    atomic_write(path, b"".join(parts), lock=lock)
-    return Head(generation, len(messages), chain_digest, fields, offset, offset + len(commit))
+    data, head = encode(thread_id, fields, messages, chain_digest)
+    atomic_write(path, data, lock=lock)
+    return head
 
 
 def append(
@@ -201,7 +235,7 @@ def append(
     """
     data = b"".join(message_line(doc) for doc in messages)
     offset = head.end + len(data)
-    commit = _commit_line(head.count + len(messages), chain_digest, fields)
+    commit, written = _commit_line(head.count + len(messages), chain_digest, fields)
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC, FILE_MODE)
     try:
         if os.fstat(fd).st_size != head.end:
@@ -213,14 +247,8 @@ def append(
         os.fsync(fd)
     finally:
         os.close(fd)
-    return Head(
-        head.generation,
-        head.count + len(messages),
-        chain_digest,
-        fields,
-        offset,
-        offset + len(commit),
-    )
+    count = head.count + len(messages)
+    return Head(head.generation, count, chain_digest, written, offset, offset + len(commit))
 
 
 def _generation(handle: Any) -> str:
@@ -378,14 +406,19 @@ def messages_since(
 __all__ = [
     "EMPTY_CHAIN",
     "FORMAT",
+    "HEADER_START",
     "SUFFIX",
     "Head",
     "append",
+    "canonical",
     "chain",
+    "encode",
+    "is_thread_file",
     "message_line",
     "messages_since",
     "parse",
     "read",
     "read_head",
+    "thread_id_of",
     "write_full",
 ]

@@ -278,8 +278,8 @@ def test_a_server_that_redacts_more_neither_loops_nor_forks_nor_loses_messages(
         third = a.save_and_sync(with_turns(agent_copy, "third"))
         assert third.status == "synced", third
         assert not [r for r in a.reports if r.status == "forked"]
-        assert [p.name for p in (tmp_path / "a" / "threads").glob("T-*.json")] == [
-            f"{thread_id}.json"
+        assert [p.name for p in (tmp_path / "a" / "threads").glob("T-*.jsonl")] == [
+            f"{thread_id}.jsonl"
         ]
         server = server_copy(url, account, thread_id)
         contents = [m["content"] for m in server["conversation"]["messages"]]  # type: ignore[index]
@@ -309,5 +309,7 @@ def test_a_save_of_one_more_turn_scans_that_turn_only_and_a_changed_message_agai
     detector.scanned = 0
     grown = store.save(with_turns(thread, "one more"))
     assert detector.scanned <= 10  # the new turn and the fields outside messages, not 51 turns
-    grown.messages[0].content = f"edited in place {AWS}"
-    assert store.save(grown).messages[0].content == f"edited in place {AWS_MARK}"
+    # a message is changed by replacing it (an in-place change of a saved object is not seen)
+    grown.messages[0] = grown.messages[0].model_copy(update={"content": f"edited {AWS}"})
+    assert store.save(grown).messages[0].content == f"edited {AWS_MARK}"
+    assert AWS not in store.path(str(grown.id)).read_text()

@@ -26,17 +26,48 @@
       const content = await fragment(link.dataset.fragment);
       content.querySelectorAll(drop).forEach((node) => node.remove());
       // Earlier messages go above the reader: keep the first message they were reading where
-      // it was (measured on the element, so the browser's own scroll anchoring, when it
-      // applies, is not counted twice).
+      // it was on screen.
       const earlier = link.classList.contains("earlier");
       const mark = earlier ? link.nextElementSibling : null;
       const top = mark ? mark.getBoundingClientRect().top : 0;
       link.replaceWith(content);
-      if (mark) window.scrollBy(0, mark.getBoundingClientRect().top - top);
+      if (mark) keepInPlace(mark, top);
       watch();
     } catch (error) {
       failed(link, error);
     }
+  }
+
+  // Keep `mark` at `top` (px from the viewport's top) while the messages above it lay out:
+  // content-visibility: auto sizes each one over the next frames as it nears the screen. The
+  // one mechanism for this (app.css turns the browser's scroll anchoring off, which absorbed
+  // some changes and not others, so the place was sometimes lost): on every frame, until the
+  // position has held for six frames (at most 120 frames, about two seconds), scroll by
+  // whatever moved `mark`. The reader's own scrolling or typing ends it at once.
+  function keepInPlace(mark, top) {
+    let steady = 0;
+    let frames = 0;
+    let stopped = false;
+    const stop = () => { stopped = true; };
+    const events = ["wheel", "touchstart", "keydown", "mousedown"];
+    events.forEach((name) => window.addEventListener(name, stop, { once: true, passive: true }));
+    const step = () => {
+      if (stopped || !mark.isConnected) return;
+      const moved = mark.getBoundingClientRect().top - top;
+      if (Math.abs(moved) >= 1) {
+        window.scrollBy(0, moved);
+        steady = 0;
+      } else {
+        steady += 1;
+      }
+      frames += 1;
+      if (steady < 6 && frames < 120) {
+        requestAnimationFrame(step);
+      } else {
+        events.forEach((name) => window.removeEventListener(name, stop));
+      }
+    };
+    step();
   }
 
   // A page that cannot load (the link was revoked, the session ended) says so on its link,
@@ -96,10 +127,9 @@
       if (node.tagName === "DETAILS") node.open = true;
     }
     target.querySelectorAll("details").forEach((d) => { d.open = true; });
-    // Messages above it lay out (content-visibility) as they come near: scroll again once
-    // they have, so the target stays at the top.
+    // Messages above it lay out (content-visibility) as they come near: it stays at the top.
     target.scrollIntoView();
-    requestAnimationFrame(() => requestAnimationFrame(() => target.scrollIntoView()));
+    keepInPlace(target, target.getBoundingClientRect().top);
   }
 
   async function jump() {

@@ -4,7 +4,7 @@ how a store keeps its files (issue 14 item 3; issue 15 will move stores into roo
 A :class:`ThreadSource` says which threads changed since the index last saw them, by opaque
 version strings (a file's stamp, a room's revision), and reads one thread as it is to be
 indexed and shown (already redacted). :class:`FolderSource` is the source of a folder of
-``T-<uuid>.json`` files (:class:`loomsync.store.local.LocalThreadStore`); :class:`ListSource` of
+``T-<uuid>.jsonl`` files (:class:`loomsync.store.local.LocalThreadStore`); :class:`ListSource` of
 threads at hand (:class:`loomsync.store.memory.MemoryThreadStore`, tests).
 """
 
@@ -75,7 +75,7 @@ class FolderSource:
                 except FileNotFoundError:
                     continue
                 stamp = f"{stat.st_ino}.{stat.st_size}.{stat.st_mtime_ns}.{stat.st_ctime_ns}"
-                current[entry.name[: -len(".json")]] = stamp
+                current[entry.name.partition(".")[0]] = stamp  # ids hold no dot
         return diff(known, current)
 
     def read(self, thread_id: str) -> Thread | None:
