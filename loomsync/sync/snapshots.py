@@ -17,14 +17,15 @@ JSON list of the messages: :mod:`loomsync.sync.legacybase` recognises and upgrad
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from loomsync.core.document import codec
 from loomsync.core.document.model import SERVER_FIELDS, Message, Thread
-from loomsync.store.threadlog import EMPTY_CHAIN, Head, chain
+from loomsync.store import threaddocs
+from loomsync.store.threadlog import EMPTY_CHAIN, Head, canonical
 
 #: Fields never compared: set by the server, or local only.
 IGNORED_FIELDS = frozenset({"id", "version", "updated_at", "is_private", *SERVER_FIELDS})
@@ -70,15 +71,10 @@ class SyncBase(Snapshot):
         return self.digest == CHAIN and self.generation is not None and self.offset is not None
 
 
-def canonical(message: Message) -> bytes:
-    """The bytes a message's chain link hashes: canonical JSON (sorted keys, compact) of its
-    dump with defaults (``model_dump(mode="python", by_alias=True)``)."""
-    return codec.dumps(message.model_dump(mode="python", by_alias=True), sort_keys=True)
-
-
-def chain_of(messages: Iterable[Message], previous: str = EMPTY_CHAIN) -> str:
-    """The chain digest of ``messages`` continued from ``previous`` (none: the empty chain)."""
-    return chain(previous, (canonical(m) for m in messages))
+def chain_of(messages: Sequence[Message], previous: str = EMPTY_CHAIN) -> str:
+    """The chain digest of ``messages`` continued from ``previous`` (none: the empty chain);
+    :func:`loomsync.store.threaddocs.chain_of` with the previous digest optional."""
+    return threaddocs.chain_of(previous, messages)
 
 
 def _normalised_fields(data: dict[str, Any]) -> dict[str, Any]:

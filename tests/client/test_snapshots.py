@@ -100,7 +100,9 @@ rich_messages = st.lists(
             "role": st.sampled_from(["user", "assistant", "tool"]),
             "content": st.text(),
             "created_at": st.datetimes(timezones=st.timezones()) | st.none(),
-            "x_unknown": st.integers() | st.text() | st.floats(allow_nan=False),
+            "x_unknown": st.integers()
+            | st.text()
+            | st.floats(allow_nan=False, allow_infinity=False),
         }
     ),
     max_size=4,
