@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from loomsync.core.document.model import VISIBILITIES, Visibility
 from loomsync.errors import ConfigError
@@ -107,18 +108,14 @@ class RedactionConfig(BaseModel):
         return patterns
 
 
-#: Environment variables ``LOOMSYNC_<FIELD>`` (any case) override config.toml and the token.
-ENV_PREFIX = "LOOMSYNC_"
-
-
-class ClientConfig(BaseModel):
+class ClientConfig(BaseSettings):
     """Client settings. Durations in seconds.
 
-    Precedence (:func:`load_config`): ``LOOMSYNC_*`` environment variables, then the values
-    passed in, config.toml and the token file, then these defaults.
+    Precedence: ``LOOMSYNC_*`` environment variables, then the values passed in (from
+    config.toml and the token file, see :func:`load_config`), then these defaults.
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="LOOMSYNC_", extra="ignore")
 
     server_url: str | None = None
     token: SecretStr | None = None
@@ -148,6 +145,18 @@ class ClientConfig(BaseModel):
 
         return Redactor(allow=self.redaction.allow, allow_patterns=self.redaction.allow_patterns)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],  # noqa: ARG003
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,  # noqa: ARG003
+        file_secret_settings: PydanticBaseSettingsSource,  # noqa: ARG003
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Environment first, then the given values; no ``.env`` (that is the server's)."""
+        return (env_settings, init_settings)
+
     @property
     def logged_in(self) -> bool:
         """True when both a server URL and a token are configured."""
@@ -164,33 +173,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
 
 
-def _environment() -> dict[str, Any]:
-    """The ``LOOMSYNC_<FIELD>`` variables (names in any case; no ``.env`` file, that is the
-    server's): JSON for the ``redaction`` table, text for the rest (validated as config.toml's
-    values are). Read by hand: pydantic-settings cost every command ~0.1 s of imports.
-
-    Raises:
-        ConfigError: ``LOOMSYNC_REDACTION`` is not JSON.
-    """
-    fields = {f"{ENV_PREFIX}{name}".lower(): name for name in ClientConfig.model_fields}
-    values: dict[str, Any] = {}
-    for key, raw in os.environ.items():
-        name = fields.get(key.lower())
-        if name is None:
-            continue
-        try:
-            values[name] = json.loads(raw) if name == "redaction" else raw
-        except ValueError as exc:
-            raise ConfigError(f"invalid client configuration: {key}: not JSON ({exc})") from None
-    return values
-
-
 def load_config(paths: ClientPaths | None = None, **overrides: Any) -> ClientConfig:
-    """Read config.toml and the token file; ``overrides`` win over both, and environment
-    variables (:data:`ENV_PREFIX`) over everything.
+    """Read config.toml and the token file (environment variables win over both).
 
     Raises:
-        ConfigError: config.toml is not valid TOML or holds invalid values.
+        ConfigError: config.toml is not valid TOML or holds invalid values, or a
+            ``LOOMSYNC_*`` variable cannot be parsed (``LOOMSYNC_REDACTION`` is JSON).
     """
     paths = paths or default_paths()
     values = _read_toml(paths.config_file)
@@ -199,7 +187,6 @@ def load_config(paths: ClientPaths | None = None, **overrides: Any) -> ClientCon
         if token:
             values["token"] = token
     values.update(overrides)
-    values.update(_environment())
     try:
         return ClientConfig(**values)
     except ValidationError as exc:
@@ -207,6 +194,12 @@ def load_config(paths: ClientPaths | None = None, **overrides: Any) -> ClientCon
         where = ".".join(str(part) for part in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"invalid client configuration: {where}: {message}") from None
+    except SettingsError as exc:  # a variable pydantic-settings could not parse (bad JSON)
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        field = str(exc).split('"')[1] if '"' in str(exc) else "environment"
+        raise ConfigError(
+            f"invalid client configuration: LOOMSYNC_{field.upper()}: {exc}{cause}"
+        ) from None
 
 
 def _toml_value(value: Any) -> str:
@@ -257,7 +250,6 @@ def clear_login(paths: ClientPaths) -> bool:
 
 __all__ = [
     "APP_NAME",
-    "ENV_PREFIX",
     "ClientConfig",
     "ClientPaths",
     "RedactionConfig",

@@ -321,7 +321,8 @@ class LocalThreadStore(EditingMixin):
         thread_id = str(thread.id)
         path = self.path(thread_id)
         with self.locked(thread_id):
-            head, count = threaddocs.stored_count(self._recent.get(thread_id), path, thread)
+            prior = self._recent.get(thread_id)
+            head, count, same_objects = threaddocs.stored_count(prior, path, thread)
             fields = threaddocs.fields_of(thread)
             new = thread.messages[count:]
             if head is not None and count == head.count:
@@ -337,7 +338,12 @@ class LocalThreadStore(EditingMixin):
                     path, thread_id, fields, docs, digest, lock=self.lock(thread_id)
                 )
                 self.index.record(thread_id, head, thread)
-            known = Known(head, stamp_of(path.stat()), list(thread.messages), redacted)
+            if same_objects and prior is not None and count == head.count - len(new):
+                messages = prior.messages  # this object's own list: extended, not copied
+                messages.extend(new)
+            else:
+                messages = list(thread.messages)
+            known = Known(head, stamp_of(path.stat()), messages, redacted)
             self._recent.put(thread_id, known)
         return thread
 
