@@ -25,7 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from filelock import BaseFileLock, FileLock
 
@@ -34,7 +34,6 @@ from loomsync.config import default_paths
 from loomsync.core.document import codec
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Message, Thread, Visibility
-from loomsync.core.secrets import Located
 from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.store import migrate, threaddocs, threadlog
 from loomsync.store.api import EditingMixin, ThreadRef, ThreadStore, read_thread_file
@@ -46,7 +45,6 @@ from loomsync.store.files import (
     remove_stray_temps,
 )
 from loomsync.store.legacy import sets_sharing, with_sharing
-from loomsync.store.localsearch import INDEX_NAME, FolderSource, search_source
 from loomsync.store.quarantine import move_redacted
 from loomsync.store.redaction import Redaction, default_redaction
 from loomsync.store.summaries import Stamp, SummaryIndex, stamp_of
@@ -56,10 +54,13 @@ from loomsync.store.summary import (
     SyncOutcome,
     Syntax,
     ThreadSummary,
-    keep,
 )
 from loomsync.store.threaddocs import Known
 from loomsync.store.threadlog import is_thread_file
+
+if TYPE_CHECKING:  # the detector and the search load when used, not at start-up
+    from loomsync.core.secrets import Located
+    from loomsync.store.localsearch.source import FolderSource, Position, Read
 
 log = logging.getLogger(__name__)
 
@@ -320,7 +321,8 @@ class LocalThreadStore(EditingMixin):
         thread_id = str(thread.id)
         path = self.path(thread_id)
         with self.locked(thread_id):
-            head, count = threaddocs.stored_count(self._recent.get(thread_id), path, thread)
+            prior = self._recent.get(thread_id)
+            head, count, same_objects = threaddocs.stored_count(prior, path, thread)
             fields = threaddocs.fields_of(thread)
             new = thread.messages[count:]
             if head is not None and count == head.count:
@@ -336,7 +338,12 @@ class LocalThreadStore(EditingMixin):
                     path, thread_id, fields, docs, digest, lock=self.lock(thread_id)
                 )
                 self.index.record(thread_id, head, thread)
-            known = Known(head, stamp_of(path.stat()), list(thread.messages), redacted)
+            if same_objects and prior is not None and count == head.count - len(new):
+                messages = prior.messages  # this object's own list: extended, not copied
+                messages.extend(new)
+            else:
+                messages = list(thread.messages)
+            known = Known(head, stamp_of(path.stat()), messages, redacted)
             self._recent.put(thread_id, known)
         return thread
 
@@ -386,14 +393,46 @@ class LocalThreadStore(EditingMixin):
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
     ) -> builtins.list[ThreadSummary]:
-        """Summaries from the index (only changed files are parsed), newest first."""
-        rows = [
-            s
-            for s in self.index.summaries(self._read_for_index)
-            if keep(s, archived=archived, workspace=workspace)
-        ]
-        rows.sort(key=lambda s: s.sort_key, reverse=True)
-        return rows if limit is None else rows[:limit]
+        """Summaries from the summary index (:mod:`loomsync.store.summaries`: one query; a
+        file it has no current row for has its last commit read, not its messages), newest
+        activity first."""
+        return self.index.list(self._listed, limit=limit, workspace=workspace, archived=archived)
+
+    def _listed(self, thread_id: str) -> tuple[threadlog.Head, Thread] | None:
+        """A thread's head and fields (no message read) for the summary index; None when the
+        file is gone or not a log (then moved aside)."""
+        try:
+            head = self.head(thread_id)
+        except CorruptThreadError:
+            return None
+        if head is None:
+            return None
+        thread = threaddocs.thread_of(head.fields, [])
+        if self.known_sharing and not sets_sharing(thread):
+            known = self.known_sharing(thread_id)
+            thread = with_sharing(thread, known) if known else thread
+        return head, thread
+
+    def _indexed(self, thread_id: str, since: Position | None) -> Read | None:
+        """What the search index takes of a thread (redacted): the messages committed after
+        ``since`` when the file only grew since, else the whole thread."""
+        head: threadlog.Head | None
+        try:
+            if since is not None and (found := self.messages_since(thread_id, *since)):
+                head, messages = found
+                thread = threaddocs.with_messages(threaddocs.thread_of(head.fields, []), messages)
+                first = head.count - len(messages)
+            else:
+                head = self.head(thread_id)  # before the read: a save between is read again
+                thread = self._read(thread_id, remember=False)[0]
+                first = 0
+        except (CorruptThreadError, ThreadNotFoundError):
+            return None
+        if head is None:
+            return None
+        from loomsync.store.localsearch.source import Read
+
+        return Read(self.redaction.thread(thread), first, (head.generation, head.offset))
 
     def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
         """Search every unarchived local thread with the server's semantics (issue 14 item 3,
@@ -406,18 +445,18 @@ class LocalThreadStore(EditingMixin):
         Raises:
             ValueError: ``limit`` < 1.
         """
+        from loomsync.store.localsearch import INDEX_NAME, search_source
+
         path = self.root / INDEX_NAME
         hits = search_source(self.search_source(), query, path=path, limit=limit, syntax=syntax)
         return SearchResults(hits=[h.model_copy(update={"origin": "local"}) for h in hits])
 
     def search_source(self) -> FolderSource:
-        """This folder as the local index's source of threads (read and redacted)."""
+        """This folder as the local index's source of threads (read and redacted; a file that
+        only grew since the position asked for gives its new messages only)."""
+        from loomsync.store.localsearch.source import FolderSource
 
-        def read(thread_id: str) -> Thread | None:
-            thread = self._read_for_index(self.path(thread_id))
-            return self.redaction.thread(thread) if thread is not None else None
-
-        return FolderSource(self.root, read, is_thread_file)
+        return FolderSource(self.root, self._indexed, is_thread_file)
 
     def delete(self, thread_id: str) -> None:
         """Remove the thread file. Raises ThreadNotFoundError if there is none."""
@@ -427,9 +466,12 @@ class LocalThreadStore(EditingMixin):
                 self.path(thread_id).unlink()
             except FileNotFoundError:
                 raise ThreadNotFoundError(thread_id) from None
+            finally:
+                self.index.forget(thread_id)
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Close the summary index's database (it reopens when next used)."""
+        self.index.close()
 
 
 __all__ = [

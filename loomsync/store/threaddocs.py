@@ -6,9 +6,11 @@ the rest (issue 15 item 1: a save costs the turn, not the thread).
 
 from __future__ import annotations
 
+import itertools
+import operator
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,40 +75,48 @@ class Recent:
         redacted) for it: 0 when unknown or only read; a C-level list compare, identity
         first, O(count) pointers."""
         known = self.get(str(thread.id))
-        if known is None or not known.redacted or len(thread.messages) < known.head.count:
+        if known is None or not known.redacted:
             return 0
-        same = thread.messages[: known.head.count] == known.messages
-        return known.head.count if same else 0
+        return known.head.count if continues(thread.messages, known.messages) else 0
+
+
+def continues(messages: Sequence[Message], known: Sequence[Message]) -> bool:
+    """True if ``messages`` begins with the very objects of ``known`` (identity only: an equal
+    copy is not the same object, and the callers then check the chain digest instead). O(len
+    known) pointer compares in C, allocating nothing: a save's memory does not grow with the
+    thread."""
+    return len(messages) >= len(known) and all(map(operator.is_, messages, known))
 
 
 def stored_count(
     known: Known | None, path: Path, thread: Thread
-) -> tuple[threadlog.Head | None, int]:
+) -> tuple[threadlog.Head | None, int, bool]:
     """The thread file's head and how many of ``thread``'s first messages it holds already:
     ``head.count``, or -1 when the file's messages are not a prefix of the thread's (the head is
     None when there is no valid file). Without I/O beyond a ``stat`` when ``known`` (what this
     store object last wrote or read) is still the file's state and the thread continues its
     message objects; else the head is read from the file's end and the thread's prefix hashed
-    against its chain digest (never the whole file). Call under the thread's lock."""
+    against its chain digest (never the whole file). The third value says the thread continues
+    ``known``'s very objects (its list may then be extended rather than copied). Call under
+    the thread's lock."""
     try:
         stamp = stamp_of(path.stat())
     except FileNotFoundError:
-        return None, -1
+        return None, -1, False
     if known is not None and known.stamp == stamp:
         head = known.head  # nobody wrote the file since this object did
     else:
         try:
             head = threadlog.read_head(path)
         except (FileNotFoundError, ValueError):
-            return None, -1  # not a log (any more): rewritten whole
+            return None, -1, False  # not a log (any more): rewritten whole
     messages = thread.messages
-    if known is not None and head == known.head:
-        if len(messages) >= head.count and messages[: head.count] == known.messages:
-            return head, head.count
+    if known is not None and head == known.head and continues(messages, known.messages):
+        return head, head.count, True
     if len(messages) < head.count:
-        return head, -1
-    same = chain_of(threadlog.EMPTY_CHAIN, messages[: head.count]) == head.chain
-    return head, head.count if same else -1
+        return head, -1, False
+    same = chain_of(threadlog.EMPTY_CHAIN, itertools.islice(messages, head.count)) == head.chain
+    return head, head.count if same else -1, False
 
 
 def fields_of(thread: Thread) -> dict[str, Any]:
@@ -120,7 +130,7 @@ def message_docs(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [m.model_dump(mode="python", exclude_unset=True, by_alias=True) for m in messages]
 
 
-def chain_of(previous: str, messages: Sequence[Message]) -> str:
+def chain_of(previous: str, messages: Iterable[Message]) -> str:
     """:func:`loomsync.store.threadlog.chain` continued from ``previous`` over messages."""
     return threadlog.chain(previous, (threadlog.canonical(m) for m in messages))
 
@@ -171,6 +181,7 @@ __all__ = [
     "Known",
     "Recent",
     "chain_of",
+    "continues",
     "encode",
     "fields_of",
     "message_docs",

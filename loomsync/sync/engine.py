@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
@@ -52,7 +53,6 @@ from loomsync.errors import (
     SyncError,
     ThreadNotFoundError,
 )
-from loomsync.http.client import ThreadSyncClient
 from loomsync.store.files import ensure_dir
 from loomsync.store.legacy import take_sharing
 from loomsync.store.local import LocalThreadStore
@@ -70,6 +70,9 @@ from loomsync.sync.merge import (
 )
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
+
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
+    from loomsync.http.client import ThreadSyncClient
 
 log = logging.getLogger(__name__)
 

@@ -25,17 +25,15 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loomsync import edits
 from loomsync.config import default_paths
 from loomsync.core.document.model import Thread, Visibility
-from loomsync.core.secrets import Located
 from loomsync.errors import (
     CorruptThreadError,
     ThreadNotFoundError,
 )
-from loomsync.http.client import ThreadSyncClient
 from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
@@ -46,6 +44,10 @@ from loomsync.sync.merge import snapshot, snapshot_of_head
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
 from loomsync.sync.worker import BackgroundSync
+
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one; the detector when used
+    from loomsync.core.secrets import Located
+    from loomsync.http.client import ThreadSyncClient
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ import json
 import os
 import stat
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 from loomsync import CorruptThreadError, LocalThreadStore, Thread, ThreadId, atomic_write
 from loomsync.store.localsearch import search_threads
 from tests.client.conftest import new_thread, with_turns
-from tests.client.threadfiles import stored_doc, write_log
+from tests.client.threadfiles import stored_doc
 
 
 def test_atomic_write_leaves_one_whole_private_file(tmp_path: Path) -> None:
@@ -111,52 +110,6 @@ def test_stray_temp_files_are_removed_on_start_unless_a_writer_holds_the_lock(
     finally:
         done.set()
         worker.join()
-
-
-def test_ten_thousand_threads_list_without_parsing_every_file(tmp_path: Path) -> None:
-    ids = [ThreadId.new() for _ in range(10_000)]
-    for index, thread_id in enumerate(ids):
-        doc = {
-            "id": thread_id,
-            "created_at": f"2026-01-01T00:00:{index % 60:02d}Z",
-            "last_activity_at": f"2026-02-01T{index // 3600 % 24:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z",
-            "metadata": {"title": f"thread {index}"},
-            "conversation": {"messages": [{"role": "user", "content": "x" * 200}] * 5},
-        }
-        write_log(tmp_path / f"{thread_id}.jsonl", doc)
-    store = LocalThreadStore(tmp_path)
-    first = store.list(limit=20)
-    assert store.index.files_parsed == 10_000  # the index is built once
-    assert len(first) == 20
-
-    again = LocalThreadStore(tmp_path)  # a new process: the index on disk is enough
-    started = time.monotonic()
-    assert [s.id for s in again.list(limit=20)] == [s.id for s in first]
-    assert again.index.files_parsed == 0
-    assert time.monotonic() - started < 5
-
-    changed = again.save(with_turns(again.load(ids[5]), "new turn"))
-    rows = {s.id: s for s in again.list()}
-    assert again.index.files_parsed == 1  # only the changed file is read again
-    assert rows[str(changed.id)].message_count == 6
-    assert len(rows) == 10_000
-
-
-def test_index_notices_files_changed_and_removed_behind_its_back(tmp_path: Path) -> None:
-    store = LocalThreadStore(tmp_path)
-    a, b = store.save(new_thread(1)), store.save(new_thread(1))
-    store.list()
-    (tmp_path / f"{a.id}.jsonl").unlink()
-    doc = stored_doc(tmp_path / f"{b.id}.jsonl")
-    doc["metadata"] = {"title": "edited by hand"}
-    write_log(tmp_path / f"{b.id}.jsonl", doc)
-    assert [(s.id, s.title) for s in store.list()] == [(str(b.id), "edited by hand")]
-    (tmp_path / ".index.json").write_text("{garbage")  # unreadable: rebuilt from the files
-    rebuilt = LocalThreadStore(tmp_path)
-    assert [s.id for s in rebuilt.list()] == [str(b.id)]
-    assert rebuilt.index.files_parsed == 1
-    (tmp_path / ".index.json").unlink()  # missing: rebuilt too
-    assert [s.id for s in LocalThreadStore(tmp_path).list()] == [str(b.id)]
 
 
 def test_threads_saving_concurrently_in_one_process_never_tear_a_file(tmp_path: Path) -> None:

@@ -122,7 +122,9 @@ def test_redact_rewrites_the_local_copy_and_says_what_it_replaced(person: Person
         f"{THREAD}: replaced 4 (aws-access-key 2, github-token 2); saved locally (not logged in).\n"
     )
     assert holds_no_secret((person.paths.threads_dir / f"{THREAD}.jsonl").read_bytes())
-    assert holds_no_secret((person.paths.threads_dir / ".index.json").read_bytes())
+    for name in (".index.sqlite3", ".index.sqlite3-wal"):  # the summary index
+        index = person.paths.threads_dir / name
+        assert not index.exists() or holds_no_secret(index.read_bytes())
     assert person("scan").code == 0
     assert person("redact").out == f"{THREAD}: nothing to redact.\n"
 
