@@ -130,19 +130,26 @@ def fsync_floor(folder: Path, turns: int) -> list[float]:
     return samples
 
 
-def memory_peaks(folder: Path) -> dict[int, int]:
-    """(2): tracemalloc peak (bytes) of one turn's save at 10 and 10,000 messages."""
+def memory_peaks(folder: Path, saves: int = 16) -> dict[int, tuple[int, int]]:
+    """(2): tracemalloc peak (bytes) of one turn's save at 10 and 10,000 messages: (median,
+    max) over ``saves`` consecutive turns. The max includes the occasional growth of a list of
+    message pointers (CPython over-allocates by about 1/8, so a save now and then reallocates
+    a list as long as the thread, as the caller's own ``messages.extend`` does); the median is
+    what a save costs."""
     store = LocalThreadStore(folder / "memory")
-    peaks: dict[int, int] = {}
-    turn = _turns(1, seed=2)[0]
+    peaks: dict[int, tuple[int, int]] = {}
+    turns = _turns(saves, seed=2)
     for size in (10, 10_000):
         thread = store.save(_seed(size, size))
         thread = store.save(thread)  # warm: the store has read and written it once
-        thread.conversation.messages.extend(Message.model_validate(m) for m in turn)
-        tracemalloc.start()
-        store.save(thread)
-        peaks[size] = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        samples = []
+        for turn in turns:
+            thread.conversation.messages.extend(Message.model_validate(m) for m in turn)
+            tracemalloc.start()
+            thread = store.save(thread)
+            samples.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        peaks[size] = (int(statistics.median(samples)), max(samples))
     return peaks
 
 
@@ -337,13 +344,15 @@ def run(*, quick: bool, threads: int, server: bool) -> Section:
             section.target(f"{curve.name}: p50 at 10k {high:.2f} ms < 5 ms", high < 5)
 
         peaks = memory_peaks(folder)
+        (mid10, max10), (mid10k, max10k) = peaks[10], peaks[10_000]
         lines.append(
-            f"tracemalloc peak of one save: {peaks[10] / 1024:.0f} KiB at 10, "
-            f"{peaks[10_000] / 1024:.0f} KiB at 10,000 ({peaks[10_000] / peaks[10]:.2f}x)"
+            f"tracemalloc peak of one save, median (max) of 16: {mid10 / 1024:.0f} "
+            f"({max10 / 1024:.0f}) KiB at 10, {mid10k / 1024:.0f} ({max10k / 1024:.0f}) KiB at "
+            f"10,000 ({mid10k / mid10:.2f}x)"
         )
         section.target(
-            f"save memory 10k/10 {peaks[10_000] / peaks[10]:.2f}x <= 1.5x",
-            peaks[10_000] <= 1.5 * peaks[10],
+            f"save memory (median) 10k/10 {mid10k / mid10:.2f}x <= 1.5x",
+            mid10k <= 1.5 * mid10,
         )
 
         if server:

@@ -283,6 +283,7 @@ class LocalThreadStore(EditingMixin):
         ``redacted``: the caller has just done that). Messages this object wrote or read last
         are not scanned again (see :meth:`save_prepared`); the same object when nothing changed."""
         thread = edits.prepared(thread)
+        self._recent.new_save(str(thread.id))  # a save begins here: check its lists afresh
         if "visibility" not in thread.model_fields_set and not self.exists(str(thread.id)):
             thread = thread.model_copy(update={"visibility": self.default_visibility})
         if redacted:

@@ -11,7 +11,7 @@ import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,17 @@ class Known:
         messages: the message objects committed (``head.count`` of them).
         redacted: the messages went through the store's redaction (they were written, not
             read: a file may hold what an older client or another tool left unredacted).
+        continued_by: the last message list found to continue ``messages`` and its length
+            (:func:`continues`): one save checks the same list several times (prepare,
+            redaction, write) and the pointer walk is done once. Every save starts by clearing
+            it (:meth:`Recent.new_save`), so a change the caller makes between saves is seen.
     """
 
     head: threadlog.Head
     stamp: Stamp
     messages: list[Message]
     redacted: bool
+    continued_by: list[tuple[list[Message], int]] = field(default_factory=list)
 
 
 class Recent:
@@ -65,6 +70,13 @@ class Recent:
             while len(self._known) > self.SIZE:
                 del self._known[next(iter(self._known))]
 
+    def new_save(self, thread_id: str) -> None:
+        """A save of the thread begins: forget which lists were found to continue it (the
+        caller may have changed them since)."""
+        known = self.get(thread_id)
+        if known is not None:
+            known.continued_by.clear()
+
     def drop(self, thread_id: str) -> None:
         """Forget a thread (its file was removed)."""
         with self._guard:
@@ -77,15 +89,22 @@ class Recent:
         known = self.get(str(thread.id))
         if known is None or not known.redacted:
             return 0
-        return known.head.count if continues(thread.messages, known.messages) else 0
+        return known.head.count if continues(thread.messages, known) else 0
 
 
-def continues(messages: Sequence[Message], known: Sequence[Message]) -> bool:
-    """True if ``messages`` begins with the very objects of ``known`` (identity only: an equal
-    copy is not the same object, and the callers then check the chain digest instead). O(len
-    known) pointer compares in C, allocating nothing: a save's memory does not grow with the
-    thread."""
-    return len(messages) >= len(known) and all(map(operator.is_, messages, known))
+def continues(messages: list[Message], known: Known) -> bool:
+    """True if ``messages`` begins with the very objects of ``known.messages`` (identity only:
+    an equal copy is not the same object, and the callers then check the chain digest
+    instead). O(count) pointer compares in C, allocating nothing (a save's memory does not grow
+    with the thread), once per list and length for one ``known``."""
+    memo = known.continued_by
+    if memo and memo[0][0] is messages and memo[0][1] == len(messages):
+        return True
+    mine = known.messages
+    if len(messages) >= len(mine) and all(map(operator.is_, messages, mine)):
+        memo[:] = [(messages, len(messages))]
+        return True
+    return False
 
 
 def stored_count(
@@ -111,7 +130,7 @@ def stored_count(
         except (FileNotFoundError, ValueError):
             return None, -1, False  # not a log (any more): rewritten whole
     messages = thread.messages
-    if known is not None and head == known.head and continues(messages, known.messages):
+    if known is not None and head == known.head and continues(messages, known):
         return head, head.count, True
     if len(messages) < head.count:
         return head, -1, False
