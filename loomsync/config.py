@@ -25,16 +25,19 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from loomsync.core.document.model import VISIBILITIES, Visibility
-from loomsync.core.secrets import Redactor
 from loomsync.errors import ConfigError
 from loomsync.store.files import atomic_write, ensure_dir
+
+if TYPE_CHECKING:
+    from loomsync.core.secrets import Redactor
 
 APP_NAME = "loomsync"
 
@@ -136,7 +139,10 @@ class ClientConfig(BaseSettings):
         return value
 
     def redactor(self) -> Redactor:
-        """The :class:`loomsync.core.secrets.Redactor` with this configuration's allow-list."""
+        """The :class:`loomsync.core.secrets.Redactor` with this configuration's allow-list
+        (imported here: a command that redacts nothing does not load the detector)."""
+        from loomsync.core.secrets import Redactor
+
         return Redactor(allow=self.redaction.allow, allow_patterns=self.redaction.allow_patterns)
 
     @classmethod
@@ -171,7 +177,8 @@ def load_config(paths: ClientPaths | None = None, **overrides: Any) -> ClientCon
     """Read config.toml and the token file (environment variables win over both).
 
     Raises:
-        ConfigError: config.toml is not valid TOML or holds invalid values.
+        ConfigError: config.toml is not valid TOML or holds invalid values, or a
+            ``LOOMSYNC_*`` variable cannot be parsed (``LOOMSYNC_REDACTION`` is JSON).
     """
     paths = paths or default_paths()
     values = _read_toml(paths.config_file)
@@ -187,6 +194,12 @@ def load_config(paths: ClientPaths | None = None, **overrides: Any) -> ClientCon
         where = ".".join(str(part) for part in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"invalid client configuration: {where}: {message}") from None
+    except SettingsError as exc:  # a variable pydantic-settings could not parse (bad JSON)
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        field = str(exc).split('"')[1] if '"' in str(exc) else "environment"
+        raise ConfigError(
+            f"invalid client configuration: LOOMSYNC_{field.upper()}: {exc}{cause}"
+        ) from None
 
 
 def _toml_value(value: Any) -> str:

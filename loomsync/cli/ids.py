@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from loomsync.core.document.ids import PREFIX, InvalidThreadId, ThreadId
 from loomsync.errors import InvalidInputError, ThreadNotFoundError
-from loomsync.store.local import LocalThreadStore
 from loomsync.terminal import printable
+
+if TYPE_CHECKING:
+    from loomsync.store.local import LocalThreadStore
 
 #: The fewest hex digits a short id may have.
 MIN_HEX = 4

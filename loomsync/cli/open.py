@@ -9,7 +9,7 @@ token ``loomsync login`` stored), prints it, and opens it with :mod:`webbrowser`
 from __future__ import annotations
 
 import webbrowser
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,10 +19,10 @@ from loomsync.config import default_paths, load_config
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import format_utc_minute
 from loomsync.errors import ConfigError, GoneError, RemoteNotFoundError
-from loomsync.http.client import ThreadSyncClient
-from loomsync.http.weblogin import login_link
-from loomsync.store.local import LocalThreadStore
 from loomsync.terminal import printable
+
+if TYPE_CHECKING:  # the HTTP client is imported by the command that uses it
+    from loomsync.http.client import ThreadSyncClient
 
 
 def must_exist(client: ThreadSyncClient, thread_id: str) -> None:
@@ -61,6 +61,10 @@ def open_command(
     ] = False,
 ) -> None:
     """Open the server's pages in a browser, signed in as you (a one-time link, no token pasted)."""
+    from loomsync.http.client import ThreadSyncClient
+    from loomsync.http.weblogin import login_link
+    from loomsync.store.local import LocalThreadStore
+
     paths = default_paths()
     config = load_config(paths)
     if not config.logged_in:

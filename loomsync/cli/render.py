@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
@@ -19,11 +20,12 @@ from rich.text import Text
 
 from loomsync.core.document import codec, jsontext
 from loomsync.core.document.model import Message, Thread, format_utc_minute
-from loomsync.export import header_facts
-from loomsync.resume import Resumed
 from loomsync.store.summary import SearchHit, SyncOutcome, ThreadSummary
-from loomsync.sync.queue import PendingEntry
 from loomsync.terminal import TerminalConsole, clip, printable
+
+if TYPE_CHECKING:  # types only: `loomsync list` need not import the exporter or git
+    from loomsync.resume import Resumed
+    from loomsync.sync.queue import PendingEntry
 
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
@@ -160,6 +162,8 @@ def transcript(thread: Thread, *, full: bool = False) -> Group:
     parts: list[RenderableType] = [
         Text(printable(thread.metadata.title or "(untitled)"), style="bold")
     ]
+    from loomsync.export import header_facts
+
     for label, value in header_facts(thread):
         line = Text(f"{label}: ", style="dim")
         line.append(printable(value))

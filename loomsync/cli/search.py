@@ -18,7 +18,6 @@ from rich.text import Text
 
 from loomsync.cli import render, shown
 from loomsync.cli.main import JsonOption, _store, _warn, app, console, errors
-from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH, searchable
 from loomsync.store.summary import SearchResults, Syntax
 from loomsync.terminal import printable
 
@@ -51,6 +50,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Search your threads on the server (this machine's files when it cannot be reached)."""
+    from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH, searchable
+
     if not searchable(query, syntax):
         errors.print(Text(NOTHING_TO_SEARCH, style="yellow"))
         if as_json:
@@ -74,4 +75,4 @@ def search(
         console.print(render.search_hits(results.hits, mark_local=results.source == "server"))
 
 
-__all__ = ["NOTHING_TO_SEARCH", "headline", "search", "searchable"]
+__all__ = ["headline", "search"]

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
-from loomsync.cli import links as linkscli
 from loomsync.cli import render
 from loomsync.cli.main import (
     JsonOption,
@@ -30,11 +29,12 @@ from loomsync.cli.main import (
     errors,
 )
 from loomsync.core.document.model import Thread, Visibility
-from loomsync.core.secrets import Located
 from loomsync.errors import ThreadNotFoundError
-from loomsync.http.sharelinks import LINK_ID
-from loomsync.sync.syncing import SyncingThreadStore
 from loomsync.terminal import printable
+
+if TYPE_CHECKING:  # types only; the share-link code (httpx) is imported by `share --link`
+    from loomsync.core.secrets import Located
+    from loomsync.sync.syncing import SyncingThreadStore
 
 ThreadsArg = Annotated[
     list[str] | None,
@@ -192,6 +192,9 @@ def _share_links(
     as_json: bool,
 ) -> None:
     """``share --link / --links / --revoke``: the thread's share links (loomsync/cli/links.py)."""
+    from loomsync.cli import links as linkscli
+    from loomsync.http.sharelinks import LINK_ID
+
     if link + links + (revoke is not None) > 1:
         raise typer.BadParameter("give one of --link, --links, --revoke LINK_ID")
     if expires is not None and not link:

@@ -9,17 +9,18 @@ else (``--json``: the ``requeue`` field).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from loomsync.cli import render
 from loomsync.cli.main import JsonOption, _require_login, _store, app, console, errors
 from loomsync.store.summary import SyncOutcome
-from loomsync.sync.requeue import Requeued
 from loomsync.terminal import printable
+
+if TYPE_CHECKING:
+    from loomsync.sync.requeue import Requeued
 
 
 def _say(found: Requeued) -> None:
@@ -42,6 +43,8 @@ def sync(
     as_json: JsonOption = False,
 ) -> None:
     """Send pending changes now (with a progress bar), then fetch newer copies."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     with _store() as store:
         found = store.rescan()
         if status:

@@ -167,7 +167,7 @@ class ThreadSyncClient(ShareLinkCalls):
             retries=config.retries,
             backoff=config.backoff,
             backoff_max=config.backoff_max,
-            redaction=Redaction(config.redactor()),
+            redaction=Redaction(config.redactor),
         )
 
     def close(self) -> None:

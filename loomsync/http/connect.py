@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
-from loomsync.http.client import ThreadSyncClient
-from loomsync.store.local import LocalThreadStore
-from loomsync.store.memory import MemoryThreadStore
-from loomsync.store.redaction import Redaction
-from loomsync.sync.syncing import Report, SyncingThreadStore
+
+if TYPE_CHECKING:  # imported when used: the CLI's start-up pays only for what a command needs
+    from loomsync.http.client import ThreadSyncClient
+    from loomsync.store.memory import MemoryThreadStore
+    from loomsync.sync.syncing import Report, SyncingThreadStore
 
 
 def make_client(config: ClientConfig) -> ThreadSyncClient | None:
     """A client for the configured server, or None when not logged in (no URL or no token)."""
-    return ThreadSyncClient.from_config(config) if config.logged_in else None
+    if not config.logged_in:
+        return None
+    from loomsync.http.client import ThreadSyncClient
+
+    return ThreadSyncClient.from_config(config)
 
 
 def open_store(
@@ -40,12 +46,18 @@ def open_store(
         ConfigError: the configuration is invalid.
     """
     if ephemeral:
+        from loomsync.store.memory import MemoryThreadStore
+
         return MemoryThreadStore()
+    from loomsync.store.local import LocalThreadStore
+    from loomsync.store.redaction import Redaction
+    from loomsync.sync.syncing import SyncingThreadStore
+
     paths = paths or default_paths()
     config = config or load_config(paths)
     local = LocalThreadStore(
         paths.threads_dir,
-        redaction=Redaction(config.redactor()),
+        redaction=Redaction(config.redactor),
         default_visibility=config.default_visibility,
     )
     return SyncingThreadStore(

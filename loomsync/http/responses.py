@@ -16,14 +16,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from loomsync.core.document import codec
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import Thread
+
+if TYPE_CHECKING:  # annotations only: importing httpx costs ~0.1 s of the CLI's start-up
+    import httpx
 from loomsync.errors import InvalidResponseError
 from loomsync.store.summary import SearchHit, ThreadSummary
 from loomsync.terminal import clip

@@ -15,6 +15,7 @@ from loomsync import edits
 from loomsync.core.document import codec
 from loomsync.core.document.model import Thread, Visibility
 from loomsync.errors import InvalidThreadFileError, ThreadNotFoundError
+from loomsync.store import threaddocs, threadlog
 from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
 
 ThreadRef = str | os.PathLike[str]
@@ -104,7 +105,8 @@ class ThreadStore(Protocol):
 
 
 def read_thread_file(path: Path) -> Thread:
-    """Parse a thread file given by path; nothing is moved or changed.
+    """Parse a thread file given by path (a thread document, or a local thread log); nothing
+    is moved or changed.
 
     Raises:
         ThreadNotFoundError: the file does not exist.
@@ -117,6 +119,9 @@ def read_thread_file(path: Path) -> Thread:
     except OSError as exc:
         raise InvalidThreadFileError(path, exc.strerror or str(exc)) from None
     try:
+        if data.startswith(threadlog.HEADER_START):  # a thread log (a copied local file)
+            head, messages = threadlog.parse(data)
+            return threaddocs.thread_of(head.fields, messages)
         return codec.decode_thread(data)
     except ValueError as exc:
         raise InvalidThreadFileError(path, str(exc)) from None

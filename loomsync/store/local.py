@@ -1,10 +1,13 @@
 """LocalThreadStore, the files under ``$XDG_DATA_HOME`` (the ThreadStore protocol it satisfies
 is in :mod:`loomsync.store.api`, re-exported here).
 
-Local files (API.md section 9): ``<data>/loomsync/threads/<id>.json``, pretty JSON, mode 0600,
-written with :func:`atomic_write` under a per-thread file lock, so two processes may save at
-once and a kill at any instant leaves the old file or the new one, never a torn one. A file
-that does not parse is reported (``problems``, a warning in the log, :class:`CorruptThreadError`
+Local files (API.md section 9 leaves the format to the client; issue 15 item 1):
+``<data>/loomsync/threads/<id>.jsonl``, an append-only log (:mod:`loomsync.store.threadlog`),
+mode 0600, written under a per-thread file lock, so two processes may save at once. A save
+appends its new messages and a commit (one write, one fsync); a kill at any instant leaves
+every earlier commit readable and the torn save is never served. Edits that are not appends
+rewrite the file whole (atomically). Folders of the old ``<id>.json`` files are migrated when
+opened (:mod:`loomsync.store.migrate`). A file that is not a valid log is reported (``problems``, a warning in the log, :class:`CorruptThreadError`
 from ``load``) and moved to ``.quarantine/``; it is never uploaded and never replaced by an
 empty thread.
 
@@ -22,7 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from filelock import BaseFileLock, FileLock
 
@@ -30,9 +33,9 @@ from loomsync import edits
 from loomsync.config import default_paths
 from loomsync.core.document import codec
 from loomsync.core.document.ids import ThreadId
-from loomsync.core.document.model import Thread, Visibility
-from loomsync.core.secrets import Located
+from loomsync.core.document.model import Message, Thread, Visibility
 from loomsync.errors import CorruptThreadError, ThreadNotFoundError
+from loomsync.store import migrate, threaddocs, threadlog
 from loomsync.store.api import EditingMixin, ThreadRef, ThreadStore, read_thread_file
 from loomsync.store.files import (
     DEFAULT_LOCK_TIMEOUT,
@@ -42,17 +45,22 @@ from loomsync.store.files import (
     remove_stray_temps,
 )
 from loomsync.store.legacy import sets_sharing, with_sharing
-from loomsync.store.localsearch import INDEX_NAME, FolderSource, search_source
+from loomsync.store.quarantine import move_redacted
 from loomsync.store.redaction import Redaction, default_redaction
-from loomsync.store.summaries import Stamp, SummaryIndex, is_thread_file, stamp_of
+from loomsync.store.summaries import Stamp, SummaryIndex, stamp_of
 from loomsync.store.summary import (
     ArchivedFilter,
     SearchResults,
     SyncOutcome,
     Syntax,
     ThreadSummary,
-    keep,
 )
+from loomsync.store.threaddocs import Known
+from loomsync.store.threadlog import is_thread_file
+
+if TYPE_CHECKING:  # the detector and the search load when used, not at start-up
+    from loomsync.core.secrets import Located
+    from loomsync.store.localsearch.source import FolderSource, Position, Read
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +101,16 @@ class LocalThreadStore(EditingMixin):
         self.problems: builtins.list[CorruptThreadError] = []
         self.index = SummaryIndex(self.root, redaction=self.redaction)
         self._locks: dict[str, FileLock] = {}
+        self._recent = threaddocs.Recent()
         self._guard = threading.Lock()
         self.removed_temp_files = remove_stray_temps(
             self.root,
-            lambda name: self.lock(name[:-5]) if is_thread_file(name) else self.index.lock,
+            lambda name: (
+                self.lock(threadlog.thread_id_of(name)) if is_thread_file(name) else self.index.lock
+            ),
         )
+        #: Old ``.json`` thread files converted by this object (:mod:`loomsync.store.migrate`).
+        self.migrated = migrate.migrate(self)
 
     # -- files and locks ---------------------------------------------------------------
 
@@ -107,7 +120,7 @@ class LocalThreadStore(EditingMixin):
         Raises:
             InvalidInputError: not a thread id.
         """
-        return self.root / f"{edits.parse_id(thread_id)}.json"
+        return self.root / f"{edits.parse_id(thread_id)}{threadlog.SUFFIX}"
 
     def lock(self, thread_id: str) -> BaseFileLock:
         """The re-entrant lock of one thread file (hold it with ``files.locked``)."""
@@ -127,30 +140,26 @@ class LocalThreadStore(EditingMixin):
         return self.path(thread_id).is_file()
 
     def _quarantine(self, thread_id: str, path: Path, stamp: Stamp | None, reason: str) -> NoReturn:
+        raise self.set_aside(thread_id, path, stamp, reason)
+
+    def set_aside(
+        self, thread_id: str, path: Path, stamp: Stamp | None, reason: str
+    ) -> CorruptThreadError:
+        """Move a corrupt file to ``.quarantine/`` (redacted) if it still has ``stamp`` (None:
+        whatever it holds), report it (:attr:`problems`, a warning) and return the error."""
         moved: Path | None = None
         with self.locked(thread_id):
             try:
                 if stamp is None or stamp_of(path.stat()) == stamp:
                     ensure_dir(self.quarantine_dir)
                     moved = self.quarantine_dir / f"{path.name}.{edits.now():%Y%m%dT%H%M%S%f}"
-                    self._move_redacted(path, moved)
+                    move_redacted(path, moved, self.redaction)
             except FileNotFoundError:
                 moved = None
         error = CorruptThreadError(thread_id, path, reason, moved)
         self.problems.append(error)
         log.warning("%s", error)
-        raise error
-
-    def _move_redacted(self, path: Path, moved: Path) -> None:
-        """Move a corrupt file aside, its text redacted (its bytes kept where nothing is)."""
-        raw = path.read_bytes()
-        text = raw.decode("utf-8", "surrogateescape")
-        clean = self.redaction.text(text)
-        if clean is text:
-            os.replace(path, moved)
-            return
-        atomic_write(moved, clean.encode("utf-8", "surrogateescape"))
-        path.unlink()
+        return error
 
     def load_stamped(self, thread_id: str, *, as_written: bool = False) -> tuple[Thread, Stamp]:
         """The thread and its file's stamp, for :meth:`save_if_unchanged`; a file that sets no
@@ -158,8 +167,18 @@ class LocalThreadStore(EditingMixin):
 
         Raises:
             ThreadNotFoundError: no file for this id.
-            CorruptThreadError: the file does not parse (it was moved aside).
+            CorruptThreadError: the file is not a valid thread log (it was moved aside).
         """
+        thread, stamp = self._read(thread_id, remember=True)
+        return (thread if as_written else self._with_known_sharing(thread_id, thread)), stamp
+
+    def _with_known_sharing(self, thread_id: str, thread: Thread) -> Thread:
+        if self.known_sharing and not sets_sharing(thread):
+            known = self.known_sharing(thread_id)
+            return with_sharing(thread, known) if known else thread
+        return thread
+
+    def _read(self, thread_id: str, *, remember: bool) -> tuple[Thread, Stamp]:
         path = self.path(thread_id)
         try:
             with open(path, "rb") as handle:
@@ -168,21 +187,25 @@ class LocalThreadStore(EditingMixin):
         except FileNotFoundError:
             raise ThreadNotFoundError(thread_id) from None
         try:
-            thread = codec.decode_thread(data)
+            head, docs = threadlog.parse(data)
+            thread = threaddocs.thread_of(head.fields, docs)
             if thread.id is not None and thread.id != thread_id:
                 raise ValueError(f"it holds thread {thread.id}")
         except ValueError as exc:
             self._quarantine(thread_id, path, stamp, str(exc))
         if thread.id is None:
             thread = edits.with_fields(thread, id=ThreadId.parse(thread_id))
-        if not as_written and self.known_sharing and not sets_sharing(thread):
-            known = self.known_sharing(thread_id)
-            thread = with_sharing(thread, known) if known else thread
+        if remember:
+            known = self._recent.get(thread_id)
+            if known is None or (known.head, known.stamp) != (head, stamp):  # else keep what
+                known = Known(head, stamp, list(thread.messages), redacted=False)  # was written
+                self._recent.put(thread_id, known)
         return thread, stamp
 
     def _read_for_index(self, path: Path) -> Thread | None:
+        thread_id = threadlog.thread_id_of(path.name)
         try:
-            return self.load_stamped(path.name[: -len(".json")])[0]
+            return self._with_known_sharing(thread_id, self._read(thread_id, remember=False)[0])
         except (CorruptThreadError, ThreadNotFoundError):
             return None
 
@@ -191,6 +214,52 @@ class LocalThreadStore(EditingMixin):
         for path in sorted(self.root.iterdir()):
             if is_thread_file(path.name) and (thread := self._read_for_index(path)):
                 yield thread
+
+    # -- the log: heads, appends -----------------------------------------------------
+
+    def head(self, thread_id: str) -> threadlog.Head | None:
+        """The file's last commit, read from its end (O(commit line)); None if no file.
+
+        Raises:
+            CorruptThreadError: the file is not a valid thread log (it was moved aside).
+        """
+        path = self.path(thread_id)
+        try:
+            return threadlog.read_head(path)
+        except FileNotFoundError:
+            return None
+        except ValueError as exc:
+            self._quarantine(thread_id, path, None, str(exc))
+
+    def messages_since(
+        self, thread_id: str, generation: str, offset: int
+    ) -> tuple[threadlog.Head, builtins.list[Message]] | None:
+        """The file's head and the messages committed after its commit at byte ``offset`` of
+        ``generation`` (O(what was appended since)); None when the file was rewritten since,
+        ``offset`` is no commit of it, or there is no file.
+
+        Raises:
+            CorruptThreadError: the file is not a valid thread log (it was moved aside).
+        """
+        path = self.path(thread_id)
+        try:
+            found = threadlog.messages_since(path, generation, offset)
+        except FileNotFoundError:
+            return None
+        except ValueError as exc:
+            self._quarantine(thread_id, path, None, str(exc))
+        if found is None:
+            return None
+        head, docs = found
+        try:
+            return head, [Message.model_validate(doc) for doc in docs]
+        except ValueError:
+            return None
+
+    def committed(self, thread_id: str) -> threadlog.Head | None:
+        """The head this object last wrote or read for the thread (memory only, no I/O)."""
+        known = self._recent.get(thread_id)
+        return known.head if known else None
 
     # -- ThreadStore ------------------------------------------------------------------
 
@@ -211,27 +280,72 @@ class LocalThreadStore(EditingMixin):
     def prepare(self, thread: Thread, *, redacted: bool = False) -> Thread:
         """The thread as :meth:`save` stores it: an id and ``created_at`` when missing, the
         default visibility when it is new here and sets none, credentials redacted (unless
-        ``redacted``: the caller has just done that)."""
+        ``redacted``: the caller has just done that). Messages this object wrote or read last
+        are not scanned again (see :meth:`save_prepared`); the same object when nothing changed."""
         thread = edits.prepared(thread)
+        self._recent.new_save(str(thread.id))  # a save begins here: check its lists afresh
         if "visibility" not in thread.model_fields_set and not self.exists(str(thread.id)):
             thread = thread.model_copy(update={"visibility": self.default_visibility})
-        return thread if redacted else self.redaction.thread(thread)
+        if redacted:
+            return thread
+        return threaddocs.redacted_after(self.redaction, thread, self._recent.prefix(thread))
 
     def save(self, thread: Thread) -> Thread:
-        """Write the thread file atomically under its lock; returns the thread as stored
-        (see :meth:`prepare`)."""
+        """Write the thread under its lock; returns the thread as stored (see :meth:`prepare`
+        and :meth:`save_prepared`)."""
         return self.save_prepared(self.prepare(thread))
 
     def save_prepared(self, thread: Thread) -> Thread:
-        """:meth:`save` of a thread :meth:`prepare` returned (or merged from such threads):
-        written as it is."""
-        path = self.path(str(thread.id))
-        atomic_write(
-            path,
-            codec.encode_thread(thread),
-            lock=self.lock(str(thread.id)),
-            timeout=self.lock_timeout,
-        )
+        """:meth:`save` of a thread :meth:`prepare` returned (or merged from such threads).
+
+        When the file's messages are a prefix of the thread's, only the new messages and a
+        commit are appended (one write, one fsync: O(turn)); otherwise the file is rewritten
+        whole (a new generation). The prefix is known without reading the file when the
+        thread's first messages are the objects this store object last wrote or read and the
+        file has not changed since; else it is checked against the file's chain digest.
+        Changing a message object in place after it was saved is not seen by that check:
+        replace it (``model_copy(update=…)``) to change it. Nothing is written when nothing
+        changed.
+
+        Raises:
+            StoreLockedError: the thread's lock was not acquired in time.
+            OSError: the write failed; the file still holds its last commit.
+        """
+        with self.locked(str(thread.id)):
+            thread = threaddocs.redacted_after(self.redaction, thread, self._recent.prefix(thread))
+            return self.write_as_is(thread, redacted=True)
+
+    def write_as_is(self, thread: Thread, *, redacted: bool = False) -> Thread:
+        """:meth:`save_prepared` without its redaction step (the migration of old files keeps
+        their content as it was: the next save redacts it whole); ``redacted``: the caller
+        redacted it. Returns ``thread``."""
+        thread_id = str(thread.id)
+        path = self.path(thread_id)
+        with self.locked(thread_id):
+            prior = self._recent.get(thread_id)
+            head, count, same_objects = threaddocs.stored_count(prior, path, thread)
+            fields = threaddocs.fields_of(thread)
+            new = thread.messages[count:]
+            if head is not None and count == head.count:
+                if new or codec.loads(codec.dumps(fields)) != head.fields:
+                    digest = threaddocs.chain_of(head.chain, new)
+                    docs = threaddocs.message_docs(new)
+                    head = threadlog.append(path, head, docs, fields, digest)
+                    self.index.record(thread_id, head, thread)
+            else:
+                digest = threaddocs.chain_of(threadlog.EMPTY_CHAIN, thread.messages)
+                docs = threaddocs.message_docs(thread.messages)
+                head = threadlog.write_full(
+                    path, thread_id, fields, docs, digest, lock=self.lock(thread_id)
+                )
+                self.index.record(thread_id, head, thread)
+            if same_objects and prior is not None and count == head.count - len(new):
+                messages = prior.messages  # this object's own list: extended, not copied
+                messages.extend(new)
+            else:
+                messages = list(thread.messages)
+            known = Known(head, stamp_of(path.stat()), messages, redacted)
+            self._recent.put(thread_id, known)
         return thread
 
     def save_if_unchanged(
@@ -280,14 +394,46 @@ class LocalThreadStore(EditingMixin):
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
     ) -> builtins.list[ThreadSummary]:
-        """Summaries from the index (only changed files are parsed), newest first."""
-        rows = [
-            s
-            for s in self.index.summaries(self._read_for_index)
-            if keep(s, archived=archived, workspace=workspace)
-        ]
-        rows.sort(key=lambda s: s.sort_key, reverse=True)
-        return rows if limit is None else rows[:limit]
+        """Summaries from the summary index (:mod:`loomsync.store.summaries`: one query; a
+        file it has no current row for has its last commit read, not its messages), newest
+        activity first."""
+        return self.index.list(self._listed, limit=limit, workspace=workspace, archived=archived)
+
+    def _listed(self, thread_id: str) -> tuple[threadlog.Head, Thread] | None:
+        """A thread's head and fields (no message read) for the summary index; None when the
+        file is gone or not a log (then moved aside)."""
+        try:
+            head = self.head(thread_id)
+        except CorruptThreadError:
+            return None
+        if head is None:
+            return None
+        thread = threaddocs.thread_of(head.fields, [])
+        if self.known_sharing and not sets_sharing(thread):
+            known = self.known_sharing(thread_id)
+            thread = with_sharing(thread, known) if known else thread
+        return head, thread
+
+    def _indexed(self, thread_id: str, since: Position | None) -> Read | None:
+        """What the search index takes of a thread (redacted): the messages committed after
+        ``since`` when the file only grew since, else the whole thread."""
+        head: threadlog.Head | None
+        try:
+            if since is not None and (found := self.messages_since(thread_id, *since)):
+                head, messages = found
+                thread = threaddocs.with_messages(threaddocs.thread_of(head.fields, []), messages)
+                first = head.count - len(messages)
+            else:
+                head = self.head(thread_id)  # before the read: a save between is read again
+                thread = self._read(thread_id, remember=False)[0]
+                first = 0
+        except (CorruptThreadError, ThreadNotFoundError):
+            return None
+        if head is None:
+            return None
+        from loomsync.store.localsearch.source import Read
+
+        return Read(self.redaction.thread(thread), first, (head.generation, head.offset))
 
     def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
         """Search every unarchived local thread with the server's semantics (issue 14 item 3,
@@ -300,29 +446,33 @@ class LocalThreadStore(EditingMixin):
         Raises:
             ValueError: ``limit`` < 1.
         """
+        from loomsync.store.localsearch import INDEX_NAME, search_source
+
         path = self.root / INDEX_NAME
         hits = search_source(self.search_source(), query, path=path, limit=limit, syntax=syntax)
         return SearchResults(hits=[h.model_copy(update={"origin": "local"}) for h in hits])
 
     def search_source(self) -> FolderSource:
-        """This folder as the local index's source of threads (read and redacted)."""
+        """This folder as the local index's source of threads (read and redacted; a file that
+        only grew since the position asked for gives its new messages only)."""
+        from loomsync.store.localsearch.source import FolderSource
 
-        def read(thread_id: str) -> Thread | None:
-            thread = self._read_for_index(self.root / f"{thread_id}.json")
-            return self.redaction.thread(thread) if thread is not None else None
-
-        return FolderSource(self.root, read, is_thread_file)
+        return FolderSource(self.root, self._indexed, is_thread_file)
 
     def delete(self, thread_id: str) -> None:
         """Remove the thread file. Raises ThreadNotFoundError if there is none."""
         with self.locked(thread_id):
+            self._recent.drop(thread_id)
             try:
                 self.path(thread_id).unlink()
             except FileNotFoundError:
                 raise ThreadNotFoundError(thread_id) from None
+            finally:
+                self.index.forget(thread_id)
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Close the summary index's database (it reopens when next used)."""
+        self.index.close()
 
 
 __all__ = [

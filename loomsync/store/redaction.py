@@ -23,12 +23,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from loomsync.core.document import codec
 from loomsync.core.document.model import Message, Thread
-from loomsync.core.secrets import Located, Redactor, default_redactor
+
+if TYPE_CHECKING:  # the detector is imported when first used: `loomsync list` needs none
+    from loomsync.core.secrets import Located, Redactor
 
 #: Digests of clean messages a :class:`Redaction` remembers (16 bytes each).
 CLEAN_CACHE = 200_000
@@ -38,13 +40,35 @@ class Redaction:
     """Redacts threads, messages, JSON values and text with one :class:`Redactor`.
 
     Args:
-        redactor: the detector with the user's allow-list (default: no allow-list).
+        redactor: the detector with the user's allow-list, or a function that makes it (called
+            once, when something is first redacted: importing and compiling the detector costs
+            about 50 ms, which a command that redacts nothing need not pay); default: the
+            detector without an allow-list.
     """
 
-    def __init__(self, redactor: Redactor | None = None) -> None:
-        self.redactor = redactor or default_redactor()
+    def __init__(self, redactor: Redactor | Callable[[], Redactor] | None = None) -> None:
+        self._redactor: Redactor | None = None
+        self._make: Callable[[], Redactor] | None = None
+        if callable(redactor):
+            self._make = redactor
+        else:
+            self._redactor = redactor
         self._clean: dict[bytes, None] = {}  # digests of messages known to hold no finding
         self._guard = threading.Lock()
+
+    @property
+    def redactor(self) -> Redactor:
+        """The detector (made on first use)."""
+        if self._redactor is None:
+            with self._guard:
+                if self._redactor is None:
+                    if self._make is not None:
+                        self._redactor = self._make()
+                    else:
+                        from loomsync.core.secrets import default_redactor
+
+                        self._redactor = default_redactor()
+        return self._redactor
 
     def _message(self, data: dict[str, Any], index: int) -> tuple[dict[str, Any], list[Located]]:
         """Message ``index`` of its thread (a dumped dict) redacted, and what was found; the

@@ -2,9 +2,14 @@
 
 Push of one thread (API.md section 9):
 
-1. Read the local copy. Private: drop the entry, send nothing.
+1. While the file only grew since the base's commit (the base records the file's generation
+   and that commit's offset), plan from what was appended since
+   (:func:`loomsync.sync.appended.plan_from_file`): the last commit and the new messages,
+   O(turn) whatever the thread's length. Otherwise read the whole local copy.
+   Private: drop the entry, send nothing.
 2. :func:`loomsync.sync.merge.plan_push` against the thread's base: nothing, ``POST …/messages``
-   with only the new messages (If-Match: base), or ``PUT`` (If-Match: base; 0 creates).
+   with only the new messages (If-Match: base), or ``PUT`` (If-Match: base; 0 creates). Once
+   sent, the new base records the commit it describes, so the next push is O(turn) again.
 3. On 409, merge with the server's ``current``: prefix either way, keep the longer history and
    go again from the server's version; divergent, save the local side as a fork (new id,
    ``metadata.extra.forked_from``), adopt the server copy, report ``"forked"``.
@@ -18,7 +23,8 @@ base, so nothing loops or forks (the merges of :mod:`loomsync.sync.merge` treat 
 too). Copies adopted from the server are redacted like every save; one that the redaction
 changed is queued, so the server's copy is replaced.
 
-Local writes made here (merges, adoptions) are compare-and-swap on the file's stamp, under the
+409 merges and the server's markers: :mod:`loomsync.sync.conflicts`. Local writes made here
+(merges, adoptions) are compare-and-swap on the file's stamp, under the
 thread's lock: a writer that saved meanwhile is never overwritten; the push starts over instead.
 Only one process pushes a thread at a time (a per-thread sync lock).
 """
@@ -28,12 +34,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
 from loomsync import edits
 from loomsync.core.document import codec
-from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Metadata, Thread
 from loomsync.errors import (
     AuthError,
@@ -47,16 +53,26 @@ from loomsync.errors import (
     SyncError,
     ThreadNotFoundError,
 )
-from loomsync.http.client import ThreadSyncClient
 from loomsync.store.files import ensure_dir
 from loomsync.store.legacy import take_sharing
 from loomsync.store.local import LocalThreadStore
 from loomsync.store.summaries import Stamp, stamp_of
 from loomsync.store.summary import SyncOutcome
-from loomsync.sync import pulling
-from loomsync.sync.merge import adopt_markers, plan_push, resolve_conflict, snapshot, sync_base
+from loomsync.store.threadlog import Head
+from loomsync.sync import conflicts, pulling
+from loomsync.sync.appended import plan_from_file
+from loomsync.sync.merge import (
+    Push,
+    SyncBase,
+    plan_push,
+    snapshot,
+    sync_base,
+)
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
+
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
+    from loomsync.http.client import ThreadSyncClient
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +88,6 @@ class StopRun(Exception):
         self.outcome = outcome
 
 
-def _same_content(a: Thread, b: Thread) -> bool:
-    ignore = {"version", "updated_at"}
-    left = {k: v for k, v in codec.normalized(a).items() if k not in ignore}
-    return left == {k: v for k, v in codec.normalized(b).items() if k not in ignore}
-
-
 class SyncEngine:
     """Pushes and pulls for one local store.
 
@@ -89,6 +99,10 @@ class SyncEngine:
         locks_dir: folder of the per-thread sync locks.
         retry_base, retry_cap: queue backoff in seconds (first delay, longest delay).
         report: called with every notable outcome (forked, gone, failed).
+
+    Attributes:
+        read_stamps: per thread, the file's stamp when the running push read it (a save
+            after it sends the entry again).
     """
 
     def __init__(
@@ -111,7 +125,7 @@ class SyncEngine:
         self.retry_base = retry_base
         self.retry_cap = retry_cap
         self.report = report
-        self._read_stamps: dict[str, Stamp] = {}  # file stamp each push read, per thread
+        self.read_stamps: dict[str, Stamp] = {}  # file stamp each push read, per thread
 
     def sync_lock(self, thread_id: str) -> FileLock:
         """The lock a process holds while it syncs one thread."""
@@ -209,7 +223,7 @@ class SyncEngine:
 
     def _changed_since(self, entry: PendingEntry) -> bool:
         """For a save entry: did the file change after the push read it? (Then send again.)"""
-        read = self._read_stamps.pop(entry.thread_id, None)
+        read = self.read_stamps.pop(entry.thread_id, None)
         if entry.op != "save" or read is None:
             return False
         try:
@@ -274,126 +288,109 @@ class SyncEngine:
     def push(self, thread_id: str) -> SyncOutcome:
         """Bring the server up to the local copy of one thread (see the module docstring).
 
+        While the file only grew since the base's commit, the plan comes from what was
+        appended (:func:`loomsync.sync.appended.plan_from_file`: O(turn)); else from the whole
+        thread.
+
         Raises:
             SyncError: network, auth, refusal or 410 (the caller records it in the queue).
             CorruptThreadError: the local file does not parse (it was quarantined).
         """
         assert self.client is not None
         for _ in range(MAX_ROUNDS):
-            try:
-                local, stamp = self.local.load_stamped(thread_id)
-            except ThreadNotFoundError:
-                return SyncOutcome(thread_id, "up_to_date", detail="no local copy")
-            self._read_stamps[thread_id] = stamp
-            if local.is_private:
-                self.queue.discard(thread_id)
-                return SyncOutcome(thread_id, "private", detail="private: never sent")
             base = self.states.get(thread_id).base
-            plan = plan_push(local, base)
-            sent = local  # what the server holds once this push lands, in local terms
-            try:
-                if plan.kind == "none":
-                    return SyncOutcome(
-                        thread_id, "up_to_date", version=base.version if base else None
-                    )
-                if plan.kind == "append":
-                    assert base is not None
-                    version = self.client.append_messages(
-                        thread_id, plan.messages, base_version=base.version, fields=plan.fields
-                    ).version
-                else:
-                    stored = self.client.put_thread(local, base_version=base.version if base else 0)
-                    version = stored.version
-                    sent = self._take_markers(thread_id, stored, local, stamp)
-                    if take_sharing(self.local, stored, stamp):  # a file of the old client
-                        self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
-            except ConflictError as conflict:
-                outcome = self._resolve(thread_id, local, stamp, conflict)
-                if outcome is not None:
-                    return outcome
-                continue
-            with self.local.locked(thread_id):
-                state = self.states.get(thread_id)
-                taken = snapshot(sent) if sent is not local else None
-                state.base = sync_base(taken or plan.snapshot or local, version)
-                self.states.put(thread_id, state)
-            detail = (
-                f"{plan.kind}: {len(plan.messages)} new message(s)"
-                if plan.kind == "append"
-                else "put"
-            )
-            return SyncOutcome(thread_id, "synced", detail=detail, version=version)
+            quick = plan_from_file(self.local, thread_id, base)
+            if quick is not None and not quick.private:
+                self.read_stamps[thread_id] = quick.stamp
+                outcome = self._send(thread_id, quick.plan, base, None, quick.stamp, quick.head)
+            else:
+                try:
+                    local, stamp = self.local.load_stamped(thread_id)
+                except ThreadNotFoundError:
+                    return SyncOutcome(thread_id, "up_to_date", detail="no local copy")
+                self.read_stamps[thread_id] = stamp
+                if local.is_private:
+                    self.queue.discard(thread_id)
+                    return SyncOutcome(thread_id, "private", detail="private: never sent")
+                head = self.local.committed(thread_id)  # the commit just read
+                outcome = self._send(thread_id, plan_push(local, base), base, local, stamp, head)
+            if outcome is not None:
+                return outcome
         return SyncOutcome(thread_id, "pending", detail="the thread kept changing; will retry")
 
-    def _take_markers(self, thread_id: str, stored: Thread, local: Thread, stamp: Stamp) -> Thread:
-        """After a PUT: the server may have redacted more than this client (issue 12, item 1).
-        Where its copy differs from ``local`` only by markers, write them into the local file
-        (if nobody saved meanwhile; else the next save's merge takes them). Returns what the
-        server holds in local terms: ``local`` itself, or ``local`` with the server's markers."""
-        sent = adopt_markers(stored, local)
-        if sent is local:
-            return local
-        with self.local.locked(thread_id):
-            try:
-                current, now = self.local.load_stamped(thread_id)
-            except (ThreadNotFoundError, CorruptThreadError):
-                return sent
-            adopted = adopt_markers(stored, current)
-            if adopted is not current and self.local.save_if_unchanged(adopted, now):
-                if now == stamp:  # the push read this file: the entry is done
-                    self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
-        log.info(
-            "the server redacted more of %s than this client; its markers were kept", thread_id
-        )
-        return sent
-
-    def _resolve(
-        self, thread_id: str, local: Thread, stamp: Stamp, conflict: ConflictError
+    def _send(
+        self,
+        thread_id: str,
+        plan: Push,
+        base: SyncBase | None,
+        local: Thread | None,
+        stamp: Stamp,
+        head: Head | None,
     ) -> SyncOutcome | None:
-        """Merge after a 409; None means "push again", an outcome means done."""
-        server = conflict.current
-        if server is not None and take_sharing(self.local, server, stamp):
-            return None  # a file of the old client now says what the server holds: reread it
+        """Carry out one plan; the outcome, or None to plan again (after a 409 merge).
+
+        ``local``: the whole local copy the plan was made from (None: made from the file's
+        tail, ``head`` the commit it describes; the copy is read only for a 409 merge).
+        """
+        assert self.client is not None
+        sent = local  # what the server holds once this push lands, in local terms
+        try:
+            if plan.kind == "none":
+                self._relocate(thread_id, plan, base, head)
+                return SyncOutcome(thread_id, "up_to_date", version=base.version if base else None)
+            if plan.kind == "append":
+                assert base is not None
+                version = self.client.append_messages(
+                    thread_id, plan.messages, base_version=base.version, fields=plan.fields
+                ).version
+            else:
+                assert local is not None
+                stored = self.client.put_thread(local, base_version=base.version if base else 0)
+                version = stored.version
+                sent = conflicts.take_markers(self, thread_id, stored, local, stamp)
+                if take_sharing(self.local, stored, stamp):  # a file of the old client
+                    self.read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
+        except ConflictError as conflict:
+            if local is None:
+                try:
+                    local, stamp = self.local.load_stamped(thread_id)
+                except ThreadNotFoundError:
+                    return None
+                self.read_stamps[thread_id] = stamp
+            return conflicts.resolve(self, thread_id, local, stamp, conflict)
         with self.local.locked(thread_id):
             state = self.states.get(thread_id)
-            if server is None:  # the server holds no copy we may see: upload as new
-                state.base = None
-                self.states.put(thread_id, state)
-                return None
-            resolution = resolve_conflict(local, state.base, server)
-            if resolution.kind != "diverged":
-                merged = resolution.merged
-                if not _same_content(merged, local) and not self.local.save_if_unchanged(
-                    merged, stamp
-                ):
-                    return None
-                state.base = sync_base(server, server.version)
-                self.states.put(thread_id, state)
-                return None
-            base_version = state.base.version if state.base else 0
-            fork = edits.forked(
-                edits.with_fields(local, version=base_version),
-                new_id=ThreadId.new(),
-                reason="conflict",
-                keep_sharing=True,
-            )
-            self.local.save(fork)
-            if not self.local.save_if_unchanged(server, stamp):
-                self.local.delete(str(fork.id))
-                return None
-            self._read_stamps[thread_id] = stamp_of(self.local.path(thread_id).stat())
-            state.base = sync_base(server, server.version)
-            state.fork_id = str(fork.id)
+            if sent is not local:  # the server's markers, written as a new commit
+                assert sent is not None
+                taken, head = snapshot(sent), self.local.committed(thread_id)
+            elif plan.snapshot is not None:
+                taken = plan.snapshot
+            else:  # a first upload: planning took no snapshot
+                assert local is not None
+                taken = snapshot(local)
+            state.base = sync_base(taken, version, head)
             self.states.put(thread_id, state)
-        self.queue.add(str(fork.id), "save")
         detail = (
-            f"both sides added messages: the server's copy is kept as {thread_id}, "
-            f"this machine's as {fork.id}"
+            f"{plan.kind}: {len(plan.messages)} new message(s)" if plan.kind == "append" else "put"
         )
-        log.warning("conflict on %s: %s", thread_id, detail)
-        return SyncOutcome(
-            thread_id, "forked", detail=detail, version=server.version, fork_id=str(fork.id)
-        )
+        return SyncOutcome(thread_id, "synced", detail=detail, version=version)
+
+    def _relocate(
+        self, thread_id: str, plan: Push, base: SyncBase | None, head: Head | None
+    ) -> None:
+        """Nothing to send: record the base in the form the plan used (an older client's base
+        upgraded, :mod:`loomsync.sync.legacybase`) and where the file holds its messages, if
+        that is new, so the next push reads only what is appended."""
+        if base is None or plan.snapshot is None:
+            return
+        better = sync_base(plan.snapshot, base.version, head)
+        if better == base:
+            return
+        with self.local.locked(thread_id):
+            state = self.states.get(thread_id)
+            if state.base == base:
+                state.base = better
+                self.states.put(thread_id, state)
 
     # -- pulling (loomsync.sync.pulling) ---------------------------------------------------------
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from loomsync.core.secrets import MARKER_PREFIX
+from loomsync.core.redactionmark import MARKER_PREFIX
 
 #: ``[REDACTED:<kind>]`` as :func:`loomsync.core.secrets.marker` writes it.
 MARKER = re.compile(re.escape(MARKER_PREFIX) + r"[A-Za-z0-9_.-]+\]")

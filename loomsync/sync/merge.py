@@ -1,11 +1,12 @@
 """Pure sync logic: what to send, and how to merge two copies of a thread without losing a turn.
 
-Copies are compared as *snapshots*: the message list (count and SHA-256 of the normalised
-messages) plus every other field. Three decisions live here:
+Copies are compared as *snapshots* (:mod:`loomsync.sync.snapshots`): the message count and
+chain digest plus every other field. Three decisions live here:
 
 - :func:`plan_push`: given the local copy and the server state it is based on (a
   :class:`SyncBase`), send nothing, only the new messages (``POST …/messages``), or the whole
-  thread (``PUT`` + If-Match).
+  thread (``PUT`` + If-Match). :func:`plan_appended` decides the same from the thread file's
+  last commit and the messages appended since the base's commit, without the whole thread.
 - :func:`resolve_conflict`: after a 409, merge the local copy with the server's ``current``.
   One side's messages a prefix of the other's: keep the longer. Both added different messages:
   ``"diverged"``, the caller keeps the local side as a fork and adopts the server copy.
@@ -24,15 +25,26 @@ issue 12, item 1), not a divergent history; the merge keeps the redacted text.
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
-from loomsync.core.document import codec
 from loomsync.core.document.model import SERVER_FIELDS, Message, Thread
+from loomsync.store.threadlog import EMPTY_CHAIN, Head, chain
+from loomsync.sync.legacybase import upgraded
 from loomsync.sync.markers import adopt_redactions
+from loomsync.sync.snapshots import (
+    IGNORED_FIELDS,
+    Snapshot,
+    SyncBase,
+    canonical,
+    chain_of,
+    fields_of,
+    snapshot,
+    snapshot_of_head,
+    split,
+    sync_base,
+)
 
 #: Fields ``POST …/messages`` can carry besides messages (API.md section 6).
 APPEND_FIELDS = (
@@ -44,83 +56,7 @@ APPEND_FIELDS = (
     "git_commits",
     "git_end_dirty",
 )
-#: Fields never compared: set by the server, or local only.
-IGNORED_FIELDS = frozenset({"id", "version", "updated_at", "is_private", *SERVER_FIELDS})
 _MISSING: Any = object()
-
-
-class Snapshot(BaseModel):
-    """A thread's content in comparable form: message count, messages digest, other fields."""
-
-    message_count: int
-    messages_digest: str
-    fields: dict[str, Any]
-
-
-class SyncBase(Snapshot):
-    """What the server held at ``version``: the state the local copy is based on."""
-
-    version: int
-
-
-def split(thread: Thread) -> tuple[list[Any], dict[str, Any]]:
-    """Normalised messages, and the other compared fields (``conversation`` minus messages)."""
-    doc = codec.normalized(thread)
-    conversation = doc.pop("conversation", None) or {}
-    messages = conversation.pop("messages", None) or []
-    fields = {k: v for k, v in doc.items() if k not in IGNORED_FIELDS}
-    fields["conversation"] = conversation
-    return messages, fields
-
-
-def _hashable_split(thread: Thread) -> tuple[list[Any], dict[str, Any]]:
-    """Like :func:`split`, but the messages as dumped, not normalised: they are only hashed, and
-    canonical JSON of a dumped value equals that of its normalised form (normalising is a JSON
-    round trip: datetimes become the same RFC 3339 text, keys are strings, numbers keep their
-    repr), so skipping the round trip over every message saves two passes over the thread."""
-    data = thread.model_dump(mode="python", by_alias=True)
-    conversation = data.pop("conversation", None) or {}
-    messages = conversation.pop("messages", None) or []
-    doc = codec.loads(codec.dumps(data))
-    fields = {k: v for k, v in doc.items() if k not in IGNORED_FIELDS}
-    fields["conversation"] = codec.loads(codec.dumps(conversation))
-    return messages, fields
-
-
-def digests(messages: list[Any], prefix: int) -> tuple[str, str]:
-    """(digest of ``messages[:prefix]``, digest of all ``messages``) in one pass: each equal to
-    :func:`loomsync.core.document.codec.digest` of that list, whose canonical JSON is ``[`` + the items'
-    canonical JSON joined by ``,`` + ``]``, so one SHA-256 fed item by item serves both."""
-    hasher = hashlib.sha256(b"[")
-    head = hasher.copy() if prefix <= 0 else None
-    for index, message in enumerate(messages):
-        if index:
-            hasher.update(b",")
-        hasher.update(codec.dumps(message, sort_keys=True))
-        if index + 1 == prefix:
-            head = hasher.copy()
-    hasher.update(b"]")
-    if head is None:  # prefix beyond the list: no such prefix
-        return "", hasher.hexdigest()
-    head.update(b"]")
-    return head.hexdigest(), hasher.hexdigest()
-
-
-def _snapshot(messages: list[Any], fields: dict[str, Any], digest: str) -> Snapshot:
-    return Snapshot(message_count=len(messages), messages_digest=digest, fields=fields)
-
-
-def snapshot(thread: Thread) -> Snapshot:
-    """The snapshot of a thread."""
-    messages, fields = _hashable_split(thread)
-    return _snapshot(messages, fields, codec.digest(messages))
-
-
-def sync_base(thread: Thread | Snapshot, version: int) -> SyncBase:
-    """The base recorded after the server stored (or sent) this thread, or the thread of this
-    snapshot, at ``version``."""
-    taken = thread if isinstance(thread, Snapshot) else snapshot(thread)
-    return SyncBase(**taken.model_dump(), version=version)
 
 
 def is_prefix(shorter: list[Any], longer: list[Any]) -> bool:
@@ -130,52 +66,90 @@ def is_prefix(shorter: list[Any], longer: list[Any]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Push:
-    """What to send: ``"none"``, ``"append"`` (``messages`` and ``fields``) or ``"put"``;
-    ``snapshot`` is the local thread's, when planning computed it (the next base, once sent)."""
+    """What to send: ``"none"``, ``"append"`` (``messages`` and ``fields``) or ``"put"``.
+
+    Attributes:
+        snapshot: the local thread's, when planning computed it (the next base, once sent).
+        base: the base as planned against: the given one, or an older client's base upgraded
+            to the chain digest (:func:`loomsync.sync.legacybase.upgraded`); worth writing back
+            when it differs and nothing is sent.
+    """
 
     kind: Literal["none", "append", "put"]
     messages: list[Message] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     snapshot: Snapshot | None = None
+    base: SyncBase | None = None
 
 
 def plan_push(thread: Thread, base: SyncBase | None) -> Push:
-    """Decide how to bring the server (at ``base``) to ``thread``.
+    """Decide how to bring the server (at ``base``) to ``thread``, the whole local copy.
 
     Append when the local messages extend the base's and every other difference is one the
     append endpoint carries (agent state, activity time, git fields; commits only added);
-    otherwise PUT the whole thread. None when nothing differs. Normalises and hashes the
-    thread once: the result carries its snapshot, so recording the next base costs nothing
-    more (a turn's cost on this side is one pass over the thread, not three).
+    otherwise PUT the whole thread. None when nothing differs. Dumps and hashes each message
+    once: the result carries the thread's snapshot, so recording the next base costs nothing
+    more. A base of an older client is upgraded on the way (``Push.base``).
     """
     if base is None:
         return Push("put")
-    messages, fields = _hashable_split(thread)
-    head, whole = digests(messages, base.message_count)
-    taken = _snapshot(messages, fields, whole)
-    if len(messages) < base.message_count or head != base.messages_digest:
-        return Push("put", snapshot=taken)
+    items = [canonical(m) for m in thread.messages]
+    base = upgraded(base, items)
+    shared = min(base.message_count, len(items))
+    prefix = chain(EMPTY_CHAIN, items[:shared])
+    whole = chain(prefix, items[shared:])
+    taken = Snapshot(message_count=len(items), messages_digest=whole, fields=fields_of(thread))
+    if len(items) < base.message_count or prefix != base.messages_digest:
+        return Push("put", snapshot=taken, base=base)
+    return _plan(base, taken, lambda: thread.messages[base.message_count :])
+
+
+def plan_appended(head: Head, messages: Sequence[Message], base: SyncBase) -> Push | None:
+    """:func:`plan_push` from a thread file's last commit and the messages committed after the
+    base's commit (:meth:`loomsync.store.local.LocalThreadStore.messages_since`), without the
+    whole thread: O(new messages + fields).
+
+    Returns None when this cannot be decided so (the base locates no commit of this
+    generation, or the new messages do not continue the base's chain to ``head``'s): the
+    caller then plans from the whole thread.
+    """
+    if not base.locates() or head.generation != base.generation:
+        return None
+    if head.count != base.message_count + len(messages):
+        return None
+    try:
+        if chain_of(messages, base.messages_digest) != head.chain:
+            return None
+    except ValueError:  # not a hex digest (a redacted base): matches nothing
+        return None
+    return _plan(base, snapshot_of_head(head), lambda: list(messages))
+
+
+def _plan(base: SyncBase, taken: Snapshot, new: Callable[[], list[Message]]) -> Push:
+    """The plan for a local copy (``taken``) whose messages extend the base's; ``new`` gives
+    the messages after the base's."""
+    fields = taken.fields
     rest = {k: v for k, v in fields.items() if k not in APPEND_FIELDS}
     if rest != {k: v for k, v in base.fields.items() if k not in APPEND_FIELDS}:
-        return Push("put", snapshot=taken)
+        return Push("put", snapshot=taken, base=base)
     changed: dict[str, Any] = {}
     for name in APPEND_FIELDS:
-        new, old = fields.get(name), base.fields.get(name)
-        if new == old:
+        now, old = fields.get(name), base.fields.get(name)
+        if now == old:
             continue
-        if new is None:
-            return Push("put", snapshot=taken)  # an append cannot clear a field
+        if now is None:
+            return Push("put", snapshot=taken, base=base)  # an append cannot clear a field
         if name == "git_commits":
             old = old or []
-            if new[: len(old)] != old:
-                return Push("put", snapshot=taken)
-            new = new[len(old) :]
-        changed[name] = new
-    if len(messages) == base.message_count and not changed:
-        return Push("none", snapshot=taken)
+            if now[: len(old)] != old:
+                return Push("put", snapshot=taken, base=base)
+            now = now[len(old) :]
+        changed[name] = now
+    if taken.message_count == base.message_count and not changed:
+        return Push("none", snapshot=taken, base=base)
     if fields.get("last_activity_at"):
         changed["last_activity_at"] = fields["last_activity_at"]
-    return Push("append", thread.messages[base.message_count :], changed, taken)
+    return Push("append", new(), changed, taken, base)
 
 
 def merge_fields(
@@ -330,7 +304,7 @@ def merge_save(writer: Thread, previous: Snapshot | None, current: Thread) -> Sa
         messages = writer.messages
     elif is_prefix(writer_messages, current_messages):
         messages = current.messages
-    elif previous is not None and codec.digest(current_messages) == previous.messages_digest:
+    elif previous is not None and chain_of(current.messages) == previous.messages_digest:
         messages = writer.messages  # only the writer changed the messages: a deliberate rewrite
     else:
         return SaveMerge(writer, fork=True)
@@ -349,12 +323,15 @@ __all__ = [
     "SyncBase",
     "adopt_markers",
     "build",
-    "digests",
+    "chain_of",
     "is_prefix",
     "merge_fields",
     "merge_save",
+    "plan_appended",
     "plan_push",
     "resolve_conflict",
     "snapshot",
+    "snapshot_of_head",
     "split",
+    "sync_base",
 ]

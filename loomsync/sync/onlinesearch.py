@@ -16,11 +16,14 @@ When the server cannot be reached (or refuses the token) the local search answer
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from loomsync.errors import AuthError, NetworkError, ServerError
-from loomsync.http.client import ThreadSyncClient
 from loomsync.store.local import LocalThreadStore
 from loomsync.store.summary import SearchHit, SearchResults, Syntax
+
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
+    from loomsync.http.client import ThreadSyncClient
 
 #: Most hits the local search is asked for at once while looking for local-only threads
 #: (doubled from ``limit`` until enough are found or the rest score below the page).

@@ -35,7 +35,7 @@ def adopt(engine: SyncEngine, server: Thread, stamp: Stamp | None) -> bool:
         if not engine.local.save_if_unchanged(clean, stamp, redacted=True):
             return False
         state = engine.states.get(thread_id)
-        state.base = sync_base(server, server.version)
+        state.base = sync_base(server, server.version, engine.local.committed(thread_id))
         engine.states.put(thread_id, state)
         if clean is not server and not clean.is_private:
             engine.queue.add(thread_id, "save")  # the server holds credentials: replace them

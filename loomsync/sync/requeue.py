@@ -2,8 +2,8 @@
 of").
 
 The queue (``pending.json``) is a cache of what the store already says: a local thread whose
-content differs from its sync base (the server version it is based on: message count, a digest
-of the messages and the other fields, see :func:`loomsync.sync.merge.plan_push`) has changes the
+content differs from its sync base (the server version it is based on: message count, the chain
+digest of the messages and the other fields, see :func:`loomsync.sync.merge.plan_push`) has changes the
 server lacks; a thread with no base was never synced. Private threads are never queued.
 
 :func:`changed_threads` is what :class:`~loomsync.sync.queue.PendingSyncQueue` calls when its
@@ -21,7 +21,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.store.local import LocalThreadStore
+from loomsync.store.threadlog import is_thread_file, thread_id_of
+from loomsync.sync.appended import plan_from_file
 from loomsync.sync.merge import plan_push
 from loomsync.sync.queue import PendingSyncQueue
 from loomsync.sync.queuerepair import Dropped, Rebuilt
@@ -32,13 +35,27 @@ log = logging.getLogger(__name__)
 
 def changed_threads(local: LocalThreadStore, states: ThreadStates) -> list[str]:
     """Ids of the non-private local threads whose content differs from their sync base (or that
-    have none: never synced), in file order. Reads every thread file; takes no lock (files are
-    replaced atomically), so it may run under the queue's lock. Corrupt files are quarantined
-    and skipped, as :meth:`LocalThreadStore.iter_threads` does."""
+    have none: never synced), in file order. A thread whose file only grew since its base's
+    commit is judged from what was appended (:func:`loomsync.sync.appended.plan_from_file`);
+    the others are read whole. Takes no lock (appends and rewrites keep every commit readable),
+    so it may run under the queue's lock. Corrupt files are quarantined and skipped, as
+    :meth:`LocalThreadStore.iter_threads` does."""
     found: list[str] = []
-    for thread in local.iter_threads():
-        key = str(thread.id)
-        if not thread.is_private and plan_push(thread, states.get(key).base).kind != "none":
+    for path in sorted(local.root.iterdir()):
+        if not is_thread_file(path.name):
+            continue
+        key = thread_id_of(path.name)
+        base = states.get(key).base
+        try:
+            quick = plan_from_file(local, key, base)
+            if quick is not None:
+                changed = not quick.private and quick.plan.kind != "none"
+            else:
+                thread = local.load(key)
+                changed = not thread.is_private and plan_push(thread, base).kind != "none"
+        except (CorruptThreadError, ThreadNotFoundError):
+            continue
+        if changed:
             found.append(key)
     return found
 

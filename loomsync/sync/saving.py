@@ -18,6 +18,7 @@ from loomsync.core.document.model import Thread
 from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.store.local import LocalThreadStore
 from loomsync.store.summaries import Stamp, stamp_of
+from loomsync.store.threadlog import Head
 from loomsync.sync.merge import Snapshot, is_prefix, merge_save, split
 from loomsync.sync.threadstates import ThreadStates
 
@@ -70,6 +71,25 @@ def merged_with_file(local: LocalThreadStore, saves: SaveLog, thread: Thread) ->
     return None if merged.fork else merged.thread
 
 
+def unchanged(
+    local: LocalThreadStore, states: ThreadStates, saved: Thread, written: Head | None
+) -> Thread | None:
+    """After a push: ``saved`` with its base's version, if the file's last commit is still the
+    one its save wrote (``written``; one read of the commit line, not of the thread); else None
+    (the push merged something in, or someone saved: read the file)."""
+    thread_id = str(saved.id)
+    head = local.head(thread_id)
+    if written is None or head is None or _commit(head) != _commit(written):
+        return None
+    base = states.get(thread_id).base
+    return saved.model_copy(update={"version": base.version}) if base else saved
+
+
+def _commit(head: Head) -> tuple[str, int, int, str]:
+    """What names a commit of a thread file (its fields may differ in form: read or written)."""
+    return head.generation, head.offset, head.count, head.chain
+
+
 def fork_target(local: LocalThreadStore, states: ThreadStates, thread: Thread) -> Thread:
     """The fork a writer's divergent copy is saved as: the fork of the thread's last conflict
     if this copy continues it (same id, its ``forked_from`` kept), else a new fork (recorded in
@@ -92,4 +112,4 @@ def fork_target(local: LocalThreadStore, states: ThreadStates, thread: Thread) -
     return target
 
 
-__all__ = ["LastSave", "SaveLog", "fork_target", "merged_with_file"]
+__all__ = ["LastSave", "SaveLog", "fork_target", "merged_with_file", "unchanged"]

@@ -25,27 +25,29 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loomsync import edits
 from loomsync.config import default_paths
 from loomsync.core.document.model import Thread, Visibility
-from loomsync.core.secrets import Located
 from loomsync.errors import (
     CorruptThreadError,
     ThreadNotFoundError,
 )
-from loomsync.http.client import ThreadSyncClient
 from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
 from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
 from loomsync.sync import onlinesearch, requeue, saving
 from loomsync.sync.engine import SyncEngine
-from loomsync.sync.merge import snapshot
+from loomsync.sync.merge import snapshot, snapshot_of_head
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
 from loomsync.sync.worker import BackgroundSync
+
+if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one; the detector when used
+    from loomsync.core.secrets import Located
+    from loomsync.http.client import ThreadSyncClient
 
 log = logging.getLogger(__name__)
 
@@ -194,8 +196,14 @@ class SyncingThreadStore:
                 return fork
             self.local.save_prepared(result)
             stamp = stamp_of(self.local.path(thread_id).stat())
-            merged = result is not thread and snapshot(result) != snapshot(thread)
-            self._saved.put(thread_id, saving.LastSave(snapshot(thread), stamp, merged))
+            if result is thread:  # the file holds the writer's copy: its commit says it all
+                head = self.local.committed(thread_id)
+                taken = snapshot_of_head(head) if head is not None else snapshot(thread)
+                self._saved.put(thread_id, saving.LastSave(taken, stamp, False))
+            else:  # a merge: the writer's own copy stays the ancestor of its next save
+                mine = snapshot(thread)
+                merged = snapshot(result) != mine
+                self._saved.put(thread_id, saving.LastSave(mine, stamp, merged))
         self._wake()
         return result
 
@@ -220,9 +228,11 @@ class SyncingThreadStore:
         saved = self.save(thread)
         if saved.is_private:
             return SyncOutcome(str(saved.id), "private", detail="private: never sent", thread=saved)
+        written = self.local.committed(str(saved.id))
         outcome = self.sync_thread(str(saved.id))
         try:
-            local = self.load(str(saved.id))
+            local = saving.unchanged(self.local, self.states, saved, written)
+            local = local or self.load(str(saved.id))
         except ThreadNotFoundError:
             local = saved
         status = outcome.status
@@ -377,8 +387,8 @@ class SyncingThreadStore:
     def rescan(self) -> requeue.Requeued:
         """Queue every non-private local thread that differs from its server base and has no
         queue entry; say so, and whether an unreadable queue was rebuilt (``loomsync sync``
-        runs it every time: issue 15, item 4; :func:`loomsync.sync.requeue.requeue`). Reads every
-        thread file."""
+        runs it every time: issue 15, item 4; :func:`loomsync.sync.requeue.requeue`). Reads the
+        tail of every thread file that only grew since its base, the others whole."""
         return requeue.requeue(self.local, self.states, self.queue)
 
     def close(self, *, timeout: float = 5.0) -> None:

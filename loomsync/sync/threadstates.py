@@ -1,8 +1,9 @@
 """Per-thread sync state on disk: ``$XDG_STATE_HOME/loomsync/sync/threads/<id>.json``.
 
 A :class:`ThreadState` per thread: the server version the local copy is based on (with a
-snapshot of what the server held then, for delta sync and merges: a digest of the messages and
-the other fields, redacted), and the fork that took the local side of the last divergent
+snapshot of what the server held then, for delta sync and merges: the chain digest of the
+messages, the other fields, redacted, and the commit of the local file that holds those
+messages, :class:`loomsync.sync.snapshots.SyncBase`), and the fork that took the local side of the last divergent
 conflict. Every write is atomic, under the thread's file lock. (The sync queue is
 :mod:`loomsync.sync.queue`.)
 """
@@ -48,7 +49,8 @@ class ThreadStates:
 
     A base's fields are redacted before they are written (issue 12, item 1): a server copy that
     holds a credential (sent by a client that is not loomsync) never lands here; such a base
-    gets the digest :data:`REDACTED_BASE`, so the redacted copy replaces the server's.
+    gets the digest :data:`REDACTED_BASE` (and no file offset), so the redacted copy replaces the
+    server's.
     """
 
     def __init__(
@@ -82,7 +84,8 @@ class ThreadStates:
         if base is not None:
             fields = self.redaction.value(base.fields)
             if fields is not base.fields:
-                clean = base.model_copy(update={"fields": fields, "messages_digest": REDACTED_BASE})
+                void = {"messages_digest": REDACTED_BASE, "generation": None, "offset": None}
+                clean = base.model_copy(update={"fields": fields, **void})
                 state = state.model_copy(update={"base": clean})
         data = codec.dumps(state.model_dump(mode="python"))  # keeps JsonNumber text
         atomic_write(self._path(thread_id), data, lock=self._lock_for(thread_id))

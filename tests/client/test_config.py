@@ -62,3 +62,21 @@ def test_default_folders_follow_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         paths.sync_dir / "pending.json" == tmp_path / "state" / "loomsync" / "sync" / "pending.json"
     )
     assert paths.token_file == tmp_path / "config" / "loomsync" / "token"
+
+
+def test_environment_names_any_case_json_tables_and_bad_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = ClientPaths.under(tmp_path)
+    monkeypatch.setenv("loomsync_retries", "5")
+    monkeypatch.setenv("LOOMSYNC_REDACTION", '{"allow": ["AKIAIOSFODNN7EXAMPLE"]}')
+    config = load_config(paths, retries=9)  # the environment wins over values passed in
+    assert config.retries == 5
+    assert config.redaction.allow == ["AKIAIOSFODNN7EXAMPLE"]
+    monkeypatch.setenv("LOOMSYNC_REDACTION", "{not json")
+    with pytest.raises(ConfigError, match="LOOMSYNC_REDACTION"):
+        load_config(paths)
+    monkeypatch.delenv("LOOMSYNC_REDACTION")
+    monkeypatch.setenv("LOOMSYNC_TIMEOUT", "soon")
+    with pytest.raises(ConfigError, match="timeout"):
+        load_config(paths)

@@ -20,7 +20,8 @@ from typing import IO
 import pytest
 
 from loomsync import LocalThreadStore, SyncingThreadStore
-from loomsync.core.document.codec import decode_thread
+from loomsync.store import threadlog
+from loomsync.store.api import read_thread_file
 from tests.client.crash_worker import LOOP_ID, RACE_ID
 
 MAIN = Path(__file__).resolve().parents[2]
@@ -76,7 +77,7 @@ def test_kill_9_in_the_middle_of_saves_never_loses_more_than_the_save_in_flight(
     zygote: Zygote, tmp_path: Path
 ) -> None:
     rng = random.Random(7)
-    thread_file = tmp_path / "threads" / f"{LOOP_ID}.json"
+    thread_file = tmp_path / "threads" / f"{LOOP_ID}.jsonl"
     saved = 0
     for _ in range(KILLS):
         zygote.send("loop")
@@ -91,15 +92,16 @@ def test_kill_9_in_the_middle_of_saves_never_loses_more_than_the_save_in_flight(
         while (line := zygote.line()) != f"exit {pid}":
             saved = int(line.split()[1])  # saves reported after we decided to kill
 
-        thread = decode_thread(thread_file.read_bytes())  # never empty, never torn
+        thread = read_thread_file(thread_file)  # every commit readable, a torn save never served
         on_disk = len(thread.messages)
+        assert threadlog.read_head(thread_file).count == on_disk
         assert saved <= on_disk <= saved + 1
         assert [m.content.split()[1] for m in thread.messages] == [str(i) for i in range(on_disk)]
         saved = on_disk
         queue = tmp_path / "sync" / "pending.json"
         assert json.loads(queue.read_text())["entries"][0]["thread_id"] == LOOP_ID
 
-    (tmp_path / "threads" / f".{LOOP_ID}.json.99999.0badf00d.tmp").write_text(
+    (tmp_path / "threads" / f".{LOOP_ID}.jsonl.99999.0badf00d.tmp").write_text(
         '{"torn'
     )  # one for sure
     assert temp_files(tmp_path)
@@ -113,7 +115,7 @@ def test_kill_9_in_the_middle_of_saves_never_loses_more_than_the_save_in_flight(
 def test_two_processes_saving_one_thread_500_times_each_always_leave_it_parseable(
     zygote: Zygote, tmp_path: Path
 ) -> None:
-    path = tmp_path / "race" / f"{RACE_ID}.json"
+    path = tmp_path / "race" / f"{RACE_ID}.jsonl"
     zygote.send("race 500")
     reads = 0
     finished: list[str] = []
@@ -124,10 +126,10 @@ def test_two_processes_saving_one_thread_500_times_each_always_leave_it_parseabl
             data = path.read_bytes()
         except FileNotFoundError:
             continue
-        content = decode_thread(data).messages[0].content  # always whole
+        content = threadlog.parse(data)[1][0]["content"]  # always a whole commit
         assert content.split()[0] in ("a", "b")
         reads += 1
     assert finished == ["done 0 0"]
     assert reads > 50
     assert temp_files(tmp_path) == []
-    assert decode_thread(path.read_bytes()).messages[0].content.split()[1] == "499"
+    assert read_thread_file(path).messages[0].content.split()[1] == "499"

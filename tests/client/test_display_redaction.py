@@ -25,7 +25,7 @@ def test_show_and_local_search_print_an_old_unredacted_file_redacted(person: Per
     hits = json.loads(person("search", "deploy", "--local", "--json").out)["hits"]
     assert [hit["thread"]["id"] for hit in hits] == [THREAD]
     assert holds_no_secret(json.dumps(hits))
-    assert AWS in (person.paths.threads_dir / f"{THREAD}.json").read_text()  # file unchanged
+    assert AWS in (person.paths.threads_dir / f"{THREAD}.jsonl").read_text()  # file unchanged
 
 
 def test_scan_walks_the_document_once_the_way_a_save_redacts_it(

@@ -9,19 +9,20 @@ from pathlib import Path
 
 from loomsync import SyncingThreadStore
 from tests.client.conftest import Devices, LiveServer, Person, login, new_thread
+from tests.client.threadfiles import stored_doc, write_log
 
 
 def as_old_client_wrote(path: Path, **changes: object) -> None:
     """Rewrite a thread file the way the first client left it: no sharing keys."""
-    doc = json.loads(path.read_text())
+    doc = stored_doc(path)
     doc.pop("visibility")
     doc.pop("is_shared_with_support", None)
     doc.update(changes)
-    path.write_text(json.dumps(doc, indent=2))
+    write_log(path, doc)
 
 
 def written_sharing(store: SyncingThreadStore, thread_id: str) -> tuple[object, object]:
-    doc = json.loads(store.local.path(thread_id).read_text())
+    doc = stored_doc(store.local.path(thread_id))
     return doc.get("visibility"), doc.get("is_shared_with_support")
 
 
@@ -31,7 +32,7 @@ def test_an_old_client_file_shows_what_the_server_holds_not_private(
     assert login(person, live_server, account).code == 0
     thread_id = str(person.agent().save(new_thread(2, visibility="organization")).id)
     assert person("sync").code == 0
-    as_old_client_wrote(person.paths.threads_dir / f"{thread_id}.json")
+    as_old_client_wrote(person.paths.threads_dir / f"{thread_id}.jsonl")
     listed = person("list", "--json")
     assert listed.code == 0, listed.err
     [row] = [r for r in json.loads(listed.out) if r["id"] == thread_id]

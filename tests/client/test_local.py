@@ -7,7 +7,6 @@ import json
 import os
 import stat
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from loomsync import CorruptThreadError, LocalThreadStore, Thread, ThreadId, atomic_write
 from loomsync.store.localsearch import search_threads
 from tests.client.conftest import new_thread, with_turns
+from tests.client.threadfiles import stored_doc
 
 
 def test_atomic_write_leaves_one_whole_private_file(tmp_path: Path) -> None:
@@ -31,19 +31,24 @@ def test_atomic_write_leaves_one_whole_private_file(tmp_path: Path) -> None:
     ]
 
 
-def test_thread_files_are_pretty_json_named_by_id(tmp_path: Path) -> None:
+def test_thread_files_are_json_lines_named_by_id(tmp_path: Path) -> None:
     store = LocalThreadStore(tmp_path)
     saved = store.save(new_thread(2))
-    text = (tmp_path / f"{saved.id}.json").read_text()
-    assert text.startswith('{\n  "')
-    assert json.loads(text)["conversation"]["messages"][1]["content"] == "turn 1"
+    lines = [json.loads(line) for line in (tmp_path / f"{saved.id}.jsonl").read_text().splitlines()]
+    assert lines[0]["id"] == str(saved.id)
+    assert [line["message"]["content"] for line in lines[1:3]] == ["turn 0", "turn 1"]
+    assert lines[3]["commit"]["count"] == 2
+    assert (
+        stored_doc(tmp_path / f"{saved.id}.jsonl")["conversation"]["messages"][1]["content"]
+        == "turn 1"
+    )
 
 
 def test_corrupt_file_is_reported_and_moved_aside_never_emptied(tmp_path: Path) -> None:
     store = LocalThreadStore(tmp_path)
     saved = store.save(new_thread(3))
-    path = tmp_path / f"{saved.id}.json"
-    path.write_text('{"id": "' + str(saved.id) + '", "conversation": {"mess')  # torn by hand
+    path = tmp_path / f"{saved.id}.jsonl"
+    path.write_text('{"id": "' + str(saved.id) + '", "conversation": {"mess')  # not a log
 
     with pytest.raises(CorruptThreadError) as caught:
         store.load(str(saved.id))
@@ -62,7 +67,7 @@ def test_listing_reports_corrupt_files_and_keeps_the_rest(tmp_path: Path) -> Non
     store = LocalThreadStore(tmp_path)
     good = store.save(new_thread(1))
     bad_id = ThreadId.new()
-    (tmp_path / f"{bad_id}.json").write_text("")
+    (tmp_path / f"{bad_id}.jsonl").write_text("")
     assert [s.id for s in store.list()] == [str(good.id)]
     assert [p.thread_id for p in store.problems] == [bad_id]
     assert list((tmp_path / ".quarantine").iterdir())
@@ -71,8 +76,8 @@ def test_listing_reports_corrupt_files_and_keeps_the_rest(tmp_path: Path) -> Non
 def test_a_file_holding_another_thread_is_corrupt(tmp_path: Path) -> None:
     store = LocalThreadStore(tmp_path)
     other = store.save(new_thread(1))
-    wrong = tmp_path / f"{ThreadId.new()}.json"
-    wrong.write_bytes((tmp_path / f"{other.id}.json").read_bytes())
+    wrong = tmp_path / f"{ThreadId.new()}.jsonl"
+    wrong.write_bytes((tmp_path / f"{other.id}.jsonl").read_bytes())
     with pytest.raises(CorruptThreadError, match="holds thread"):
         store.load(wrong.stem)
 
@@ -82,8 +87,8 @@ def test_stray_temp_files_are_removed_on_start_unless_a_writer_holds_the_lock(
 ) -> None:
     LocalThreadStore(tmp_path)
     stray_id, busy_id = ThreadId.new(), ThreadId.new()
-    stray = tmp_path / f".{stray_id}.json.4242.deadbeef.tmp"
-    busy = tmp_path / f".{busy_id}.json.4243.cafebabe.tmp"
+    stray = tmp_path / f".{stray_id}.jsonl.4242.deadbeef.tmp"
+    busy = tmp_path / f".{busy_id}.jsonl.4243.cafebabe.tmp"
     stray.write_text("{")
     busy.write_text("{")
     holder = FileLock(str(tmp_path / ".locks" / f"{busy_id}.lock"))
@@ -105,52 +110,6 @@ def test_stray_temp_files_are_removed_on_start_unless_a_writer_holds_the_lock(
     finally:
         done.set()
         worker.join()
-
-
-def test_ten_thousand_threads_list_without_parsing_every_file(tmp_path: Path) -> None:
-    ids = [ThreadId.new() for _ in range(10_000)]
-    for index, thread_id in enumerate(ids):
-        doc = {
-            "id": thread_id,
-            "created_at": f"2026-01-01T00:00:{index % 60:02d}Z",
-            "last_activity_at": f"2026-02-01T{index // 3600 % 24:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z",
-            "metadata": {"title": f"thread {index}"},
-            "conversation": {"messages": [{"role": "user", "content": "x" * 200}] * 5},
-        }
-        (tmp_path / f"{thread_id}.json").write_text(json.dumps(doc))
-    store = LocalThreadStore(tmp_path)
-    first = store.list(limit=20)
-    assert store.index.files_parsed == 10_000  # the index is built once
-    assert len(first) == 20
-
-    again = LocalThreadStore(tmp_path)  # a new process: the index on disk is enough
-    started = time.monotonic()
-    assert [s.id for s in again.list(limit=20)] == [s.id for s in first]
-    assert again.index.files_parsed == 0
-    assert time.monotonic() - started < 5
-
-    changed = again.save(with_turns(again.load(ids[5]), "new turn"))
-    rows = {s.id: s for s in again.list()}
-    assert again.index.files_parsed == 1  # only the changed file is read again
-    assert rows[str(changed.id)].message_count == 6
-    assert len(rows) == 10_000
-
-
-def test_index_notices_files_changed_and_removed_behind_its_back(tmp_path: Path) -> None:
-    store = LocalThreadStore(tmp_path)
-    a, b = store.save(new_thread(1)), store.save(new_thread(1))
-    store.list()
-    (tmp_path / f"{a.id}.json").unlink()
-    doc = json.loads((tmp_path / f"{b.id}.json").read_text())
-    doc["metadata"] = {"title": "edited by hand"}
-    (tmp_path / f"{b.id}.json").write_text(json.dumps(doc))
-    assert [(s.id, s.title) for s in store.list()] == [(str(b.id), "edited by hand")]
-    (tmp_path / ".index.json").write_text("{garbage")  # unreadable: rebuilt from the files
-    rebuilt = LocalThreadStore(tmp_path)
-    assert [s.id for s in rebuilt.list()] == [str(b.id)]
-    assert rebuilt.index.files_parsed == 1
-    (tmp_path / ".index.json").unlink()  # missing: rebuilt too
-    assert [s.id for s in LocalThreadStore(tmp_path).list()] == [str(b.id)]
 
 
 def test_threads_saving_concurrently_in_one_process_never_tear_a_file(tmp_path: Path) -> None:

@@ -7,8 +7,10 @@ from hypothesis import strategies as st
 
 from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
+from loomsync.store import threadlog
+from loomsync.sync.legacybase import digests
 from loomsync.sync.merge import (
-    digests,
+    chain_of,
     merge_fields,
     merge_save,
     plan_push,
@@ -97,7 +99,7 @@ def test_a_plan_carries_the_snapshot_of_the_thread_it_planned(
     thread = thread_of(common + new, agent_state={"kind": "idle"})
     plan = plan_push(thread, sync_base(thread_of(common), 3))
     assert plan.snapshot == snapshot(thread)
-    assert plan.snapshot.messages_digest == codec.digest(split(thread)[0])
+    assert plan.snapshot.messages_digest == chain_of(thread.messages)
 
 
 rich_messages = st.lists(
@@ -127,7 +129,8 @@ def test_snapshots_hash_exactly_the_normalised_messages(
     )
     normalised, fields = split(thread)
     taken = snapshot(thread)
-    assert taken.messages_digest == codec.digest(normalised)
+    canonical = [codec.dumps(m, sort_keys=True) for m in normalised]  # as the old digest hashed
+    assert taken.messages_digest == threadlog.chain(threadlog.EMPTY_CHAIN, canonical)
     assert taken.message_count == len(normalised)
     assert taken.fields == fields
 

@@ -20,6 +20,7 @@ from loomsync.core.document import codec, jsontext
 from loomsync.core.document.jsontext import JsonNumber
 from loomsync.core.document.model import ToolCall
 from tests.client.conftest import Devices, LiveServer, make_client, with_turns
+from tests.client.threadfiles import stored_text
 from tests.json_numbers import json_numbers
 
 NUMBERS = ["1E2", "-0", "1e400", "0.50", "123456789012345678901234567890.123456", "9" * 5000]
@@ -62,10 +63,11 @@ def test_codec_round_trip_keeps_numbers(number: str) -> None:
 def test_local_store_file_round_trip_keeps_numbers(tmp_path: Path, number: str) -> None:
     store = LocalThreadStore(tmp_path)
     saved = store.save(codec.decode_thread(_thread_text(number)))
-    _assert_holds((tmp_path / f"{saved.id}.json").read_text(), number)
+    _assert_holds(stored_text(tmp_path / f"{saved.id}.jsonl"), number)
+    assert f'"x_cost":{number}' in (tmp_path / f"{saved.id}.jsonl").read_text()  # raw bytes
     loaded = LocalThreadStore(tmp_path).load(str(saved.id))
     again = store.save(with_turns(loaded, "one more turn"))
-    _assert_holds((tmp_path / f"{again.id}.json").read_text(), number)
+    _assert_holds(stored_text(tmp_path / f"{again.id}.jsonl"), number)
 
 
 @pytest.mark.parametrize("number", ["1E2", "-0", "9" * 5000], ids=lambda n: n[:20])
@@ -80,14 +82,14 @@ def test_save_sync_pull_keeps_numbers_and_never_fails_the_thread(
 
     pulled = {o.thread_id: o for o in desktop.pull()}
     assert outcome.thread_id in pulled
-    on_disk = desktop.local.path(outcome.thread_id).read_text()
+    on_disk = stored_text(desktop.local.path(outcome.thread_id))
     _assert_holds(on_disk, number)
 
     # A turn appended on the other device travels back with the numbers intact.
     more = desktop.save_and_sync(with_turns(desktop.load(outcome.thread_id), "from desktop"))
     assert more.status == "synced", more.detail
     laptop.pull()
-    _assert_holds(laptop.local.path(outcome.thread_id).read_text(), number)
+    _assert_holds(stored_text(laptop.local.path(outcome.thread_id)), number)
 
 
 def test_conflict_copy_from_the_server_keeps_numbers(
@@ -106,7 +108,7 @@ def test_conflict_copy_from_the_server_keeps_numbers(
     assert not [entry for entry in desktop.status() if entry.failed]
     server_copy = RemoteThreadStore(make_client(live_server.url, account)).load(first.thread_id)
     _assert_holds(codec.encode_thread(server_copy).decode(), big)
-    _assert_holds(desktop.local.path(first.thread_id).read_text(), big)
+    _assert_holds(stored_text(desktop.local.path(first.thread_id)), big)
 
 
 def test_sdk_json_number_is_written_verbatim(tmp_path: Path) -> None:
@@ -123,7 +125,7 @@ def test_sdk_json_number_is_written_verbatim(tmp_path: Path) -> None:
         }
     )
     saved = LocalThreadStore(tmp_path).save(thread)
-    assert '"n": 1.50E+3' in (tmp_path / f"{saved.id}.json").read_text()
+    assert '"n":1.50E+3' in (tmp_path / f"{saved.id}.jsonl").read_text()
 
 
 @hypothesis_settings(max_examples=300, deadline=None)

@@ -174,7 +174,10 @@ def test_fork_export_and_summary_index_of_an_unredacted_file_hold_markers(tmp_pa
     assert holds_no_secret(export(loaded, "markdown"))
     [summary, *_] = [s for s in store.list() if s.id == thread_id]
     assert summary.title == f"deploy with {GH_MARK}"
-    assert holds_no_secret((tmp_path / "threads" / ".index.json").read_bytes())
+    store.close()  # the summary index's database, checkpointed
+    for name in (".index.sqlite3", ".index.sqlite3-wal"):
+        index = tmp_path / "threads" / name
+        assert not index.exists() or holds_no_secret(index.read_bytes())
 
 
 def test_quarantined_copy_of_a_corrupt_file_is_redacted(tmp_path: Path) -> None:
@@ -278,8 +281,8 @@ def test_a_server_that_redacts_more_neither_loops_nor_forks_nor_loses_messages(
         third = a.save_and_sync(with_turns(agent_copy, "third"))
         assert third.status == "synced", third
         assert not [r for r in a.reports if r.status == "forked"]
-        assert [p.name for p in (tmp_path / "a" / "threads").glob("T-*.json")] == [
-            f"{thread_id}.json"
+        assert [p.name for p in (tmp_path / "a" / "threads").glob("T-*.jsonl")] == [
+            f"{thread_id}.jsonl"
         ]
         server = server_copy(url, account, thread_id)
         contents = [m["content"] for m in server["conversation"]["messages"]]  # type: ignore[index]
@@ -309,5 +312,7 @@ def test_a_save_of_one_more_turn_scans_that_turn_only_and_a_changed_message_agai
     detector.scanned = 0
     grown = store.save(with_turns(thread, "one more"))
     assert detector.scanned <= 10  # the new turn and the fields outside messages, not 51 turns
-    grown.messages[0].content = f"edited in place {AWS}"
-    assert store.save(grown).messages[0].content == f"edited in place {AWS_MARK}"
+    # a message is changed by replacing it (an in-place change of a saved object is not seen)
+    grown.messages[0] = grown.messages[0].model_copy(update={"content": f"edited {AWS}"})
+    assert store.save(grown).messages[0].content == f"edited {AWS_MARK}"
+    assert AWS not in store.path(str(grown.id)).read_text()

@@ -121,8 +121,10 @@ def test_redact_rewrites_the_local_copy_and_says_what_it_replaced(person: Person
     assert done.out == (
         f"{THREAD}: replaced 4 (aws-access-key 2, github-token 2); saved locally (not logged in).\n"
     )
-    assert holds_no_secret((person.paths.threads_dir / f"{THREAD}.json").read_bytes())
-    assert holds_no_secret((person.paths.threads_dir / ".index.json").read_bytes())
+    assert holds_no_secret((person.paths.threads_dir / f"{THREAD}.jsonl").read_bytes())
+    for name in (".index.sqlite3", ".index.sqlite3-wal"):  # the summary index
+        index = person.paths.threads_dir / name
+        assert not index.exists() or holds_no_secret(index.read_bytes())
     assert person("scan").code == 0
     assert person("redact").out == f"{THREAD}: nothing to redact.\n"
 
@@ -255,7 +257,7 @@ def test_allow_list_keeps_what_the_user_says_is_not_a_secret(person: Person) -> 
     assert person("import", "claude-code", str(planted.DATA)).code == 0
     machine = (person.paths.config_dir / "import-owner").read_text().strip()  # not logged in
     thread_id = ThreadId.owned(machine, planted.THREAD_ID)
-    stored = (person.paths.threads_dir / f"{thread_id}.json").read_text()
+    stored = (person.paths.threads_dir / f"{thread_id}.jsonl").read_text()
     assert AWS in stored
     assert planted.GITHUB in stored
     assert "-----BEGIN RSA PRIVATE KEY-----" not in stored

@@ -3,7 +3,6 @@ devices, refusals that block nothing, deletions on the server, the queue survivi
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 import uuid
@@ -31,6 +30,7 @@ from tests.client.conftest import (
     wait_for,
     with_turns,
 )
+from tests.client.threadfiles import stored_doc
 
 SAVE_RETURNS_WITHIN = 0.5  # seconds: a local save, never a network wait
 
@@ -63,7 +63,7 @@ def test_two_hundred_offline_turns_arrive_in_order_in_one_append(
             started = time.monotonic()
             store.save(thread)
             slowest = max(slowest, time.monotonic() - started)
-            on_disk = json.loads((tmp_path / "threads" / f"{thread_id}.json").read_text())
+            on_disk = stored_doc(tmp_path / "threads" / f"{thread_id}.jsonl")
             assert len(on_disk["conversation"]["messages"]) == index + 1
         assert slowest < SAVE_RETURNS_WITHIN
         assert store.pending_count() == 1  # deduplicated: one entry for the thread

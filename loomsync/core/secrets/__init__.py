@@ -34,10 +34,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from loomsync.core.document.model import Message, Thread
+from loomsync.core.redactionmark import MARKER_PREFIX
 from loomsync.core.secrets.engine import Engine
 from loomsync.core.secrets.kinds import KINDS, Kind
 from loomsync.core.secrets.rules import all_rules
-from loomsync.core.secrets.walk import MARKER_PREFIX, Found, Walker, marker, redact_string
+from loomsync.core.secrets.walk import Found, Walker, marker, redact_string
 
 
 @dataclass(frozen=True, slots=True)

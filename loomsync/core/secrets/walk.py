@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from loomsync.core.redactionmark import MARKER_PREFIX
 from loomsync.core.secrets.engine import Engine, Span
 from loomsync.core.secrets.kinds import preview
 from loomsync.core.secrets.shapes import (
@@ -39,9 +40,6 @@ from loomsync.core.secrets.shapes import (
     is_secret_name,
     is_token_like,
 )
-
-#: ``[REDACTED:<kind>]``: what a credential becomes.
-MARKER_PREFIX = "[REDACTED:"
 
 #: Fields of a thread, a message or a tool call that are structure, never credentials. Ids
 #: are not among them: a message's or a tool call's ``id`` and ``tool_call_id`` are free-form

@@ -4,7 +4,8 @@
 Tables (plain SQLite, no FTS extension):
 
 - ``threads``: one row per indexed thread: its id, the version its source gave (a file's
-  stamp), archived or not, last activity, its summary (JSON, redacted);
+  stamp), archived or not, last activity, its summary (JSON, redacted), the messages indexed
+  and where in the thread's log the indexed commit is (generation, offset);
 - ``docs``: one row per message (``seq`` its index) and one per thread vector (``seq`` -1),
   with the vector's length (distinct lexemes); ``texts``: the indexed text of each (content and
   tool-call text, zlib), for snippets;
@@ -15,8 +16,11 @@ Tables (plain SQLite, no FTS extension):
 
 :meth:`LocalIndex.refresh` brings it up to date from a :class:`~.source.ThreadSource` in one
 ``BEGIN IMMEDIATE`` transaction (two processes never index the same change twice; a search
-never sees half an update): threads whose version changed are indexed again, threads gone
-are dropped. A file whose schema or analyzer differs (:data:`SCHEMA_VERSION`,
+never sees half an update): threads gone are dropped; a thread whose version changed is asked
+for what it gained since the indexed commit, and when its log only grew (same generation) only
+the new messages are indexed, with its thread-level row (title, git fields, commits, summary)
+made again (issue 15 item 3: O(turn), not O(thread)); a rewritten log (another generation) is
+indexed again whole. A file whose schema or analyzer differs (:data:`SCHEMA_VERSION`,
 :data:`ANALYZER`) is emptied and rebuilt; one that is not a database is deleted and rebuilt.
 """
 
@@ -33,18 +37,17 @@ from typing import Any
 
 from loomsync import edits
 from loomsync.core.document import codec
-from loomsync.core.document.model import Thread
 from loomsync.core.textsearch.fields import message_fields, thread_fields
 from loomsync.core.textsearch.vectors import VERSION as VECTORS_VERSION
 from loomsync.store.localsearch.ranking import THREAD_SEQ
-from loomsync.store.localsearch.source import ThreadSource
+from loomsync.store.localsearch.source import Read, ThreadSource
 from loomsync.store.localsearch.vectors import Vector, entries, pack
 from loomsync.store.summary import ThreadSummary
 
 log = logging.getLogger(__name__)
 
 INDEX_NAME = ".search.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Which analyzer made the postings: an index made by another one is rebuilt.
 ANALYZER = f"loomsync.core.textsearch {VECTORS_VERSION}"
 BUSY_TIMEOUT_SECONDS = 60.0
@@ -56,7 +59,8 @@ _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE threads (
     tid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, version TEXT NOT NULL,
-    archived INTEGER NOT NULL, activity REAL NOT NULL, summary TEXT NOT NULL);
+    archived INTEGER NOT NULL, activity REAL NOT NULL, summary TEXT NOT NULL,
+    messages INTEGER NOT NULL, generation TEXT, offset INTEGER);
 CREATE TABLE docs (
     doc INTEGER PRIMARY KEY, tid INTEGER NOT NULL, seq INTEGER NOT NULL,
     length INTEGER NOT NULL);
@@ -207,10 +211,7 @@ class LocalIndex:
                 if count and time.monotonic() - started > seconds:
                     finished = False
                     break
-                self._drop(thread_id)
-                thread = source.read(thread_id)
-                if thread is not None:
-                    self._add(thread_id, version, thread)
+                self._update(source, thread_id, version)
                 count += 1
             self.db.execute("COMMIT")
         except BaseException:
@@ -220,22 +221,53 @@ class LocalIndex:
             self._lexicon = None
         return finished, count
 
+    def _update(self, source: ThreadSource, thread_id: str, version: str) -> None:
+        """Index what ``thread_id`` gained since its row was made, or the whole thread."""
+        query = "SELECT tid, messages, generation, offset FROM threads WHERE id = ?"
+        row = self.db.execute(query, (thread_id,)).fetchone()
+        since = (row[2], row[3]) if row is not None and row[2] is not None else None
+        found = source.read(thread_id, since)
+        if found is not None and row is not None and found.first and found.first == row[1]:
+            self._drop_docs(row[0], only_thread=True)  # the thread-level document: made again
+            self.db.execute("DELETE FROM commits WHERE tid = ?", (row[0],))
+            self.db.execute("DELETE FROM threads WHERE tid = ?", (row[0],))
+            self._add(thread_id, version, found, tid=row[0])
+            return
+        self._drop(thread_id)
+        if found is not None and found.first == 0:
+            self._add(thread_id, version, found)
+        elif found is not None:  # the source answered from a position the index lacks
+            whole = source.read(thread_id)
+            if whole is not None:
+                self._add(thread_id, version, whole)
+
+    def _drop_docs(self, tid: int, *, only_thread: bool = False) -> None:
+        """Remove a thread's documents (only its thread-level one if ``only_thread``), the
+        totals adjusted."""
+        kinds = (
+            ((THREADS, "seq < 0"),)
+            if only_thread
+            else ((MESSAGES, "seq >= 0"), (THREADS, "seq < 0"))
+        )
+        condition = "seq < 0" if only_thread else "1"
+        for kind, which in kinds:
+            self.db.execute(
+                "UPDATE totals SET docs = docs - (SELECT count(*) FROM docs WHERE tid = :t AND "
+                f"{which}), length = length - (SELECT coalesce(sum(length), 0) FROM docs "
+                f"WHERE tid = :t AND {which}) WHERE kind = :k",
+                {"t": tid, "k": kind},
+            )
+        docs = f"SELECT doc FROM docs WHERE tid = ? AND {condition}"
+        self.db.execute(f"DELETE FROM postings WHERE doc IN ({docs})", (tid,))
+        self.db.execute(f"DELETE FROM texts WHERE doc IN ({docs})", (tid,))
+        self.db.execute(f"DELETE FROM docs WHERE tid = ? AND {condition}", (tid,))
+
     def _drop(self, thread_id: str) -> None:
         row = self.db.execute("SELECT tid FROM threads WHERE id = ?", (thread_id,)).fetchone()
         if row is None:
             return
         tid = row[0]
-        for kind, condition in ((MESSAGES, "seq >= 0"), (THREADS, "seq < 0")):
-            self.db.execute(
-                "UPDATE totals SET docs = docs - (SELECT count(*) FROM docs WHERE tid = :t AND "
-                f"{condition}), length = length - (SELECT coalesce(sum(length), 0) FROM docs "
-                f"WHERE tid = :t AND {condition}) WHERE kind = :k",
-                {"t": tid, "k": kind},
-            )
-        docs = "SELECT doc FROM docs WHERE tid = ?"
-        self.db.execute(f"DELETE FROM postings WHERE doc IN ({docs})", (tid,))
-        self.db.execute(f"DELETE FROM texts WHERE doc IN ({docs})", (tid,))
-        self.db.execute("DELETE FROM docs WHERE tid = ?", (tid,))
+        self._drop_docs(tid)
         self.db.execute("DELETE FROM commits WHERE tid = ?", (tid,))
         self.db.execute("DELETE FROM threads WHERE tid = ?", (tid,))
 
@@ -249,17 +281,27 @@ class LocalIndex:
             self._lexicon[lexeme] = cursor.lastrowid
         return self._lexicon
 
-    def _add(self, thread_id: str, version: str, thread: Thread) -> None:
+    def _add(self, thread_id: str, version: str, found: Read, *, tid: int | None = None) -> None:
+        """Index a read: its thread-level row and document, and its messages (from message
+        ``found.first`` on: the earlier ones are indexed already, under row ``tid``)."""
+        thread = found.thread
         doc = codec.document(thread)
-        summary = ThreadSummary.of(thread)
+        count = found.first + len(thread.messages)
+        summary = ThreadSummary.of(thread).model_copy(update={"message_count": count})
+        generation, offset = found.position if found.position is not None else (None, None)
         cursor = self.db.execute(
-            "INSERT INTO threads (id, version, archived, activity, summary) VALUES (?,?,?,?,?)",
+            "INSERT INTO threads (tid, id, version, archived, activity, summary, messages, "
+            "generation, offset) VALUES (?,?,?,?,?,?,?,?,?)",
             (
+                tid,
                 thread_id,
                 version,
                 1 if edits.archived_at(thread) else 0,
                 summary.sort_key[0].timestamp(),
                 summary.model_dump_json(),
+                count,
+                generation,
+                offset,
             ),
         )
         tid = cursor.lastrowid
@@ -268,7 +310,7 @@ class LocalIndex:
             (THREAD_SEQ, entries([title, git]), title[0], "")
         ]
         messages = (doc.get("conversation") or {}).get("messages") or []
-        for seq, message in enumerate(messages):
+        for seq, message in enumerate(messages, start=found.first):
             content, tool = message_fields(message if isinstance(message, dict) else {})
             documents.append((seq, entries([content, tool]), content[0], tool[0]))
         added = {MESSAGES: [0, 0], THREADS: [0, 0]}

@@ -4,8 +4,12 @@ how a store keeps its files (issue 14 item 3; issue 15 will move stores into roo
 A :class:`ThreadSource` says which threads changed since the index last saw them, by opaque
 version strings (a file's stamp, a room's revision), and reads one thread as it is to be
 indexed and shown (already redacted). :class:`FolderSource` is the source of a folder of
-``T-<uuid>.json`` files (:class:`loomsync.store.local.LocalThreadStore`); :class:`ListSource` of
-threads at hand (:class:`loomsync.store.memory.MemoryThreadStore`, tests).
+thread logs (:class:`loomsync.store.local.LocalThreadStore`); :class:`ListSource` of threads at
+hand (:class:`loomsync.store.memory.MemoryThreadStore`, tests).
+
+A read says where in the thread's log it stopped (:attr:`Read.position`: the generation and
+offset of the commit read); given that position back, a source whose file only grew since
+returns only the messages committed after it (issue 15 item 3: one more turn indexes one turn).
 """
 
 from __future__ import annotations
@@ -29,6 +33,27 @@ class Changes:
     gone: list[str] = field(default_factory=list)
 
 
+Position = tuple[str, int]
+"""Where a read of a thread log stopped: (generation, byte offset of the commit read)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One thread as the index takes it (redacted).
+
+    Attributes:
+        thread: the thread's fields, and its messages from message ``first`` on (all of them
+            for a whole read; those committed after the position asked for, otherwise).
+        first: the index in the whole thread of ``thread.messages[0]``.
+        position: where the read stopped, to ask for what follows next time; None when the
+            source cannot answer such a question (threads at hand).
+    """
+
+    thread: Thread
+    first: int = 0
+    position: Position | None = None
+
+
 class ThreadSource(Protocol):
     """Threads the local index is kept up to date with."""
 
@@ -36,8 +61,10 @@ class ThreadSource(Protocol):
         """What changed relative to ``known`` (thread id → version the index holds)."""
         ...
 
-    def read(self, thread_id: str) -> Thread | None:
-        """The thread as it is to be indexed (redacted); None when it is gone or unreadable."""
+    def read(self, thread_id: str, since: Position | None = None) -> Read | None:
+        """The thread as it is to be indexed (redacted); None when it is gone or unreadable.
+        With ``since`` (a position an earlier read gave): only what was committed after it
+        when the log only grew since (``first`` > 0 then), else the whole thread."""
         ...
 
 
@@ -54,11 +81,12 @@ class FolderSource:
     def __init__(
         self,
         folder: Path,
-        read: Callable[[str], Thread | None],
+        read: Callable[[str, Position | None], Read | None],
         is_thread_file: Callable[[str], bool],
     ) -> None:
-        """``read(thread id)`` parses and redacts one file (None: unreadable, or gone);
-        ``is_thread_file(name)`` tells thread files from others."""
+        """``read(thread id, since)`` parses and redacts one file, whole or after ``since``
+        (see :meth:`ThreadSource.read`; None: unreadable, or gone); ``is_thread_file(name)``
+        tells thread files from others."""
         self.folder = folder
         self._read = read
         self._is_thread_file = is_thread_file
@@ -75,12 +103,12 @@ class FolderSource:
                 except FileNotFoundError:
                     continue
                 stamp = f"{stat.st_ino}.{stat.st_size}.{stat.st_mtime_ns}.{stat.st_ctime_ns}"
-                current[entry.name[: -len(".json")]] = stamp
+                current[entry.name.partition(".")[0]] = stamp  # ids hold no dot
         return diff(known, current)
 
-    def read(self, thread_id: str) -> Thread | None:
-        """The file's thread (see ``__init__``)."""
-        return self._read(thread_id)
+    def read(self, thread_id: str, since: Position | None = None) -> Read | None:
+        """The file's thread, or what it gained since ``since`` (see ``__init__``)."""
+        return self._read(thread_id, since)
 
 
 class ListSource:
@@ -95,9 +123,11 @@ class ListSource:
         current = {tid: codec.digest(codec.document(t)) for tid, t in self.threads.items()}
         return diff(known, current)
 
-    def read(self, thread_id: str) -> Thread | None:
-        """The thread, or None."""
-        return self.threads.get(thread_id)
+    def read(self, thread_id: str, since: Position | None = None) -> Read | None:
+        """The whole thread (``since`` is not used: threads at hand have no log), or None."""
+        del since
+        thread = self.threads.get(thread_id)
+        return Read(thread) if thread is not None else None
 
 
-__all__ = ["Changes", "FolderSource", "ListSource", "ThreadSource", "diff"]
+__all__ = ["Changes", "FolderSource", "ListSource", "Position", "Read", "ThreadSource", "diff"]
