@@ -27,7 +27,7 @@ MIN_HEX = 4
 #: Candidates listed for an ambiguous prefix.
 MAX_LISTED = 10
 _SHORT = re.compile(r"[0-9a-f][0-9a-f-]*")
-_THREAD_FILE = re.compile(r"T-[0-9a-f-]{36}\.json")
+_THREAD_FILE = re.compile(r"(T-[0-9a-f-]{36})\.jsonl?")  # the log, or an older client's file
 
 
 class NotAThreadIdError(InvalidInputError):
@@ -63,7 +63,8 @@ def local_ids(local: LocalThreadStore) -> list[str]:
         names = [entry.name for entry in local.root.iterdir()]
     except OSError:
         return []
-    return sorted(name[: -len(".json")] for name in names if _THREAD_FILE.fullmatch(name))
+    found = {match.group(1) for name in names if (match := _THREAD_FILE.fullmatch(name))}
+    return sorted(found)
 
 
 def resolve(local: LocalThreadStore, ref: str) -> str:

@@ -74,7 +74,8 @@ def describe(exc: BaseException) -> list[str]:
         if exc.status == 403:
             return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
         return [
-            f"{_server(exc)} refused your token (expired or revoked?): log in again with "
+            f"{_server(exc)} refused your token ({exc.detail or 'expired or revoked?'}): log in "
+            "again with "
             "`loomsync login --server URL --token TOKEN`."
         ]
     if isinstance(exc, NetworkError):

@@ -69,7 +69,7 @@ def test_an_ambiguous_prefix_lists_the_candidates_and_exits_1(person: Person) ->
         "  T-5c187f32-0000-7000-8000-000000000002  Speed up the build",
     ]
     assert person("delete", "5c18", "--yes").code == 1  # nothing deleted on a guess
-    assert len(list(person.paths.threads_dir.glob("T-*.json"))) == 2
+    assert len(list(person.paths.threads_dir.glob("T-*"))) == 2
 
 
 def test_a_short_id_needs_4_hex_digits_and_a_match_here(person: Person) -> None:
