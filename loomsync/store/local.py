@@ -293,10 +293,12 @@ class LocalThreadStore(EditingMixin):
     def save(self, thread: Thread) -> Thread:
         """Write the thread under its lock; returns the thread as stored (see :meth:`prepare`
         and :meth:`save_prepared`)."""
-        return self.save_prepared(self.prepare(thread))
+        return self.save_prepared(self.prepare(thread), redacted=True)
 
-    def save_prepared(self, thread: Thread) -> Thread:
-        """:meth:`save` of a thread :meth:`prepare` returned (or merged from such threads).
+    def save_prepared(self, thread: Thread, *, redacted: bool = False) -> Thread:
+        """:meth:`save` of a thread :meth:`prepare` returned (``redacted``: as it returned it,
+        so it is not scanned again) or merged from such threads (scanned: the merge may hold
+        messages only read from the file).
 
         When the file's messages are a prefix of the thread's, only the new messages and a
         commit are appended (one write, one fsync: O(turn)); otherwise the file is rewritten
@@ -312,7 +314,9 @@ class LocalThreadStore(EditingMixin):
             OSError: the write failed; the file still holds its last commit.
         """
         with self.locked(str(thread.id)):
-            thread = threaddocs.redacted_after(self.redaction, thread, self._recent.prefix(thread))
+            if not redacted:
+                count = self._recent.prefix(thread)
+                thread = threaddocs.redacted_after(self.redaction, thread, count)
             return self.write_as_is(thread, redacted=True)
 
     def write_as_is(self, thread: Thread, *, redacted: bool = False) -> Thread:
@@ -364,7 +368,7 @@ class LocalThreadStore(EditingMixin):
                 current = None
             if current != stamp:
                 return False
-            self.save_prepared(self.prepare(thread, redacted=redacted))
+            self.save_prepared(self.prepare(thread, redacted=redacted), redacted=True)
             return True
 
     def edit(self, thread_id: str, change: Callable[[Thread], Thread]) -> Thread:

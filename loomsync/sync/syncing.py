@@ -194,7 +194,7 @@ class SyncingThreadStore:
                 fork = self._save_as_fork(thread)
                 self._wake()
                 return fork
-            self.local.save_prepared(result)
+            self.local.save_prepared(result, redacted=result is thread)
             stamp = stamp_of(self.local.path(thread_id).stat())
             if result is thread:  # the file holds the writer's copy: its commit says it all
                 head = self.local.committed(thread_id)
