@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import getpass
 import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -154,6 +156,29 @@ def _require_current_schema(
         raise typer.Exit(1)
 
 
+def _require_free_port(host: str, port: int) -> None:
+    """Exit 1 saying how to choose another port when ``host:port`` cannot be listened on
+    (issue 16, item 10): before, ``make run`` started the database and printed a token, then
+    uvicorn failed with ``[Errno 98] address already in use``."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            probe.bind(address)
+    except OSError as exc:
+        why = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc})"
+        other = 8081 if port != 8081 else 8082
+        console.print(
+            escape(f"Port {port} on {host} {why} (another server is listening there?). ")
+            + escape(
+                f"Choose another: LOOMSYNC_PORT={other} make run, or "
+                f"loomsync-server serve --port {other}."
+            ),
+            style="red",
+        )
+        raise typer.Exit(1) from None
+
+
 @cli.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address [LOOMSYNC_HOST].")] = None,
@@ -186,6 +211,9 @@ def serve(
     warning = unscoped_key_warning(settings)
     if warning is not None:
         log.warning(warning)
+    host = host or settings.host
+    port = port or settings.port
+    _require_free_port(host, port)  # before the embedded database starts or a token is made
     embedded = not settings.async_database_url
     settings, url, server = _with_embedded(settings)
     if settings.jwt_secret is None and not settings.jwt_public_key and not settings.jwt_jwks:
@@ -197,8 +225,6 @@ def serve(
         migrate(url)
     else:
         _require_current_schema(url, settings, "run `loomsync-server migrate` or pass --migrate")
-    host = host or settings.host
-    port = port or settings.port
     if embedded:
         token = create_token(settings, getpass.getuser(), org="local", ttl_seconds=30 * 86400)
         console.print(f"Embedded database: {settings.data_dir / 'pgdata'}")

@@ -56,6 +56,18 @@ class ResumeChanges:
         return bool(self.workspace_changed or self.branch_changed or self.new_commits or self.dirty)
 
 
+def _head_moved(commit: str | None, previous: str | None) -> str:
+    """``- HEAD is now abc1234 (was 0123456)``; a side that is not known is said in words, never
+    ``None`` (issue 16, item 9)."""
+    if previous is None:
+        return (
+            f"- HEAD is now {commit[:7]} (the thread was saved without a commit)" if commit else ""
+        )
+    if commit is None:
+        return f"- no commit checked out now (the thread was saved at {previous[:7]})"
+    return f"- HEAD is now {commit[:7]} (was {previous[:7]})"
+
+
 @dataclass(frozen=True, slots=True)
 class Resumed:
     """A thread to resume and the changes since its last save."""
@@ -83,7 +95,7 @@ class Resumed:
             lines.append(f"- {len(c.new_commits)} new commit(s) since the last save:")
             lines += [f"    {sha[:7]} {subject}" for sha, subject in c.new_commits[-10:]]
         elif c.new_commits is None and c.commit != c.previous_commit:
-            lines.append(f"- HEAD is now {str(c.commit)[:7]} (was {str(c.previous_commit)[:7]})")
+            lines.append(_head_moved(c.commit, c.previous_commit))
         if c.dirty:
             lines.append("- uncommitted changes in the working tree")
         if not c.anything and c.new_commits is not None:

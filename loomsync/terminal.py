@@ -22,6 +22,7 @@ Three layers, so that no command can forget:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -140,6 +141,8 @@ class TerminalConsole(Console):
     def __init__(self, **options: Any) -> None:
         options.setdefault("markup", False)
         options.setdefault("emoji", False)
+        # https://no-color.org: any non-empty NO_COLOR turns colour off (bold stays)
+        options.setdefault("no_color", bool(os.environ.get("NO_COLOR")))
         super().__init__(**options)
 
     def render(

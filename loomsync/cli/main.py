@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import render, shown
+from loomsync.cli import ids, messages, render, shown, urls
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
-from loomsync.errors import AuthError, ConfigError, LoomsyncError
+from loomsync.errors import AuthError, ConfigError
 from loomsync.http.connect import open_store
 from loomsync.store.summary import ArchivedFilter
 from loomsync.terminal import TerminalConsole, printable
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 app = typer.Typer(
     name="loomsync",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (issue 16, item 10)
     pretty_exceptions_enable=False,
     help="Keep, sync and search the conversations of AI coding agents.",
 )
@@ -47,10 +47,21 @@ errors = TerminalConsole(stderr=True, soft_wrap=True)
 
 #: The names of :data:`loomsync.importers.FORMATS`, for the help: importing the importers costs
 #: tens of milliseconds every command would pay (tests/client/test_startup.py checks they agree).
-FORMAT_NAMES = ("codex", "claude-code", "gemini-cli", "aider", "swe-agent", "openhands")
+FORMAT_NAMES = (
+    "codex",
+    "claude-code",
+    "gemini-cli",
+    "aider",
+    "swe-agent",
+    "openhands",
+    "codex-tui",
+)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-ThreadArg = Annotated[str, typer.Argument(help="Thread id (T-…).", show_default=False)]
+ThreadArg = Annotated[
+    str,
+    typer.Argument(help="Thread id (T-…) or its first 4+ hex digits.", show_default=False),
+]
 
 
 def _version(value: bool) -> None:
@@ -122,6 +133,9 @@ def login(
     """Store the server URL and token (token file mode 0600)."""
     from loomsync.http.client import ThreadSyncClient
 
+    server, note = urls.server_address(server)
+    if note:
+        errors.print(printable(note))
     if verify:
         with ThreadSyncClient(server, token, retries=0, timeout=10) as client:
             try:
@@ -174,7 +188,12 @@ def list_threads(
         else:  # the summary index holds summaries redacted: no detector to load here
             rows = store.list(limit=limit, workspace=workspace, archived=which)
             entries = store.status()
-            sync = render.sync_states(rows, entries, lambda i: store.states.get(i).base is not None)
+            sync = render.sync_states(
+                rows,
+                entries,
+                lambda i: store.states.get(i).base is not None,
+                logged_in=store.client is not None,
+            )
             _warn(str(problem) for problem in store.local.problems)
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
@@ -191,16 +210,23 @@ def _warn(lines: Iterable[str]) -> None:
         errors.print(Text.assemble(("warning:", "yellow"), " ", printable(line)))
 
 
+def _thread_id(store: SyncingThreadStore, ref: str) -> str:
+    """The whole id a thread argument names: an id, or a short one (loomsync/cli/ids.py)."""
+    return ids.resolve(store.local, ref)
+
+
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
     path = Path(ref)
     if not ref.startswith("T-") and path.suffix in (".json", ".jsonl"):
         return store.load_file(path)
-    return store.load(ref)
+    return store.load(_thread_id(store, ref))
 
 
 @app.command()
 def show(
-    thread: Annotated[str, typer.Argument(help="Thread id, or a .json thread file.")],
+    thread: Annotated[
+        str, typer.Argument(help="Thread id (or its first 4+ hex digits), or a .json thread file.")
+    ],
     as_json: JsonOption = False,
     full: Annotated[bool, typer.Option("--full", help="Show tool output in full.")] = False,
 ) -> None:
@@ -213,8 +239,9 @@ def show(
         console.print(render.transcript(loaded, full=full))
 
 
-def _edit_command(verb: str, thread_id: str, change: Any) -> None:
+def _edit_command(verb: str, ref: str, change: Any) -> None:
     with _store() as store:
+        thread_id = _thread_id(store, ref)
         change(store, thread_id)
         note = _sync_now(store, thread_id)
     console.print(f"{verb} {thread_id}; {note}.")
@@ -238,9 +265,10 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete a thread here and on the server."""
-    if not yes:
-        typer.confirm(f"Delete {thread} here and on the server?", abort=True)
     with _store() as store:
+        thread = _thread_id(store, thread)
+        if not yes:
+            typer.confirm(f"Delete {thread} here and on the server?", abort=True)
         exists_here = store.local.exists(thread)  # validates the id
         on_server = store.states.get(thread).base is not None or not exists_here
         store.delete(thread)
@@ -257,6 +285,7 @@ def fork(
 ) -> None:
     """Copy a thread (or its first N messages) into a new thread."""
     with _store() as store:
+        thread = _thread_id(store, thread)
         new = store.fork(thread, up_to=up_to)
         note = _sync_now(store, str(new.id))
     count = len(new.messages)
@@ -275,7 +304,7 @@ def resume(
     from loomsync.resume import Resumed, workspace_changes
 
     with _store() as store:
-        loaded = store.load(thread)
+        loaded = store.load(_thread_id(store, thread))
     resumed = Resumed(loaded, workspace_changes(loaded, workspace))
     if as_json:
         render.print_json(console, resumed.as_dict())
@@ -297,19 +326,25 @@ def export(
     from loomsync.export import export as export_thread
 
     with _store() as store:
-        loaded = store.load(thread)
+        loaded = store.load(_thread_id(store, thread))
         text = export_thread(loaded, fmt, store.local.redaction)  # printable (loomsync.export)
     if output is None:
         console.write_text(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise messages.cannot("write", output, exc) from None
         errors.print(printable(f"Wrote {output} ({fmt}, {len(loaded.messages)} messages)."))
 
 
 @app.command("import")
 def import_command(
     fmt: Annotated[
-        str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMAT_NAMES)}.")
+        str,
+        typer.Argument(
+            metavar="FORMAT", help=f"auto (each file's own), or one of: {', '.join(FORMAT_NAMES)}."
+        ),
     ],
     paths: Annotated[
         list[Path] | None,
@@ -321,15 +356,37 @@ def import_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report, write nothing.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Import sessions other agents wrote (Codex, Claude Code, …), then sync them."""
+    """Import sessions other agents wrote (Codex, Claude Code, …), then sync them.
+
+    A file named here must be of FORMAT (else exit code 1, nothing imported); with ``auto``
+    each file is read by the format that recognises it, and the choice is said.
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from loomsync.importers.run import import_owner, import_sessions, session_files
+    from loomsync.importers import FORMATS
+    from loomsync.importers.run import (
+        AUTO,
+        ImportSummary,
+        detected_files,
+        import_owner,
+        import_sessions,
+        session_files,
+    )
 
-    if fmt not in FORMAT_NAMES:
-        raise ConfigError(f"unknown format {fmt!r}; formats: {', '.join(FORMAT_NAMES)}")
-    files = session_files(fmt, paths or [])
+    if fmt != AUTO and fmt not in FORMAT_NAMES:
+        raise ConfigError(f"unknown format {fmt!r}; formats: auto, {', '.join(FORMAT_NAMES)}")
+    if fmt == AUTO:
+        chosen = detected_files(paths or [])
+        if not as_json:
+            for name, file in chosen:
+                errors.print(printable(f"{file}: {FORMATS[name].kind} ({name})"))
+    else:
+        chosen = [(fmt, file) for file in session_files(fmt, paths or [])]
+    by_format: dict[str, list[Path]] = {}
+    for name, file in chosen:
+        by_format.setdefault(name, []).append(file)
     when = since.replace(tzinfo=UTC) if since and since.tzinfo is None else since
+    summary = ImportSummary()
     with _store() as store:
         with Progress(
             TextColumn("Importing"),
@@ -338,23 +395,27 @@ def import_command(
             console=errors,
             transient=True,
         ) as progress:
-            task = progress.add_task("import", total=len(files))
+            task = progress.add_task("import", total=len(chosen))
             paths_ = default_paths()
             owner = import_owner(paths_, load_config(paths_), create=not dry_run)
-            summary = import_sessions(
-                store, fmt, files, existing=store.local, since=when, dry_run=dry_run,
-                progress=lambda _: progress.advance(task), redaction=store.local.redaction,
-                owner=owner,
-            )  # fmt: skip
+            for name, files in by_format.items():
+                summary.add(import_sessions(
+                    store, name, files, existing=store.local, since=when, dry_run=dry_run,
+                    progress=lambda _: progress.advance(task), redaction=store.local.redaction,
+                    owner=owner,
+                ))  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []
         left = store.pending_count()
     if as_json:
-        render.print_json(console, {**summary.as_dict(), "pending": left})
+        formats = {str(file): name for name, file in chosen} if fmt == AUTO else None
+        extra = {"formats": formats} if formats is not None else {}
+        render.print_json(console, {**summary.as_dict(), "pending": left, **extra})
     else:
-        if not files:
+        if not chosen:
             where = ", ".join(map(str, paths or [])) or "the usual folders"
-            errors.print(printable(f"No {fmt} sessions found under {where}."))
+            kind = "session files" if fmt == AUTO else f"{fmt} sessions"
+            errors.print(printable(f"No {kind} found under {where}."))
         for line in summary.lines(dry_run=dry_run):
             console.print(line)
         if logged_in and (outcomes or left):
@@ -369,7 +430,8 @@ from loomsync.cli import open, search, secrets, sync  # noqa: E402  (their comma
 def main() -> None:
     """Entry point of the ``loomsync`` command: SDK errors become one red line and exit code 1.
 
-    Usage errors, ``--help`` and exit codes are typer's (standalone mode). On the way out every
+    Usage errors, ``--help`` and exit codes are typer's (standalone mode); the words are
+    :func:`loomsync.cli.messages.describe`'s. On the way out every
     object is frozen (``gc.freeze``): the interpreter's last collection over everything the
     command made took a quarter of a second of ``loomsync list``; files and the index are
     closed by then (each command's ``with`` blocks), so nothing is left for it to do.
@@ -383,12 +445,11 @@ def main() -> None:
 def _run() -> None:
     try:
         app()
-    except LoomsyncError as exc:
-        errors.print(Text.assemble(("error:", "red"), " ", printable(str(exc))))
-        sys.exit(1)
     except Exception as exc:  # never a traceback for a person at a terminal
-        what = printable(f"unexpected {type(exc).__name__}: {exc}")
-        errors.print(Text.assemble(("error:", "red"), " ", what))
+        first, *more = messages.describe(exc)  # the one place errors get their words
+        errors.print(Text.assemble(("error:", "red"), " ", printable(first)))
+        for line in more:
+            errors.print(printable(line))
         sys.exit(1)
 
 

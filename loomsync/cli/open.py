@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from loomsync.cli import ids
 from loomsync.cli.main import app, console, errors
 from loomsync.config import default_paths, load_config
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
@@ -50,7 +51,7 @@ def open_command(
     thread: Annotated[
         str | None,
         typer.Argument(
-            help="Thread id (T-…) to open; default: the thread lists.",
+            help="Thread id (T-… or its first 4+ hex digits); default: the thread lists.",
             show_default=False,
             metavar="ID",
         ),
@@ -62,16 +63,19 @@ def open_command(
     """Open the server's pages in a browser, signed in as you (a one-time link, no token pasted)."""
     from loomsync.http.client import ThreadSyncClient
     from loomsync.http.weblogin import login_link
+    from loomsync.store.local import LocalThreadStore
 
-    config = load_config(default_paths())
+    paths = default_paths()
+    config = load_config(paths)
     if not config.logged_in:
         raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
     with ThreadSyncClient.from_config(config) as client:
         try:
             if thread is not None:
+                thread = ids.resolve(LocalThreadStore(paths.threads_dir), thread)
                 must_exist(client, str(ThreadId.parse(thread)))
             link = login_link(client, thread)
-        except InvalidThreadId as exc:
+        except (InvalidThreadId, ids.NotAThreadIdError) as exc:
             raise typer.BadParameter(str(exc), param_hint="'ID'") from None
     console.print(printable(link.url), soft_wrap=True)
     until = format_utc_minute(link.expires_at)

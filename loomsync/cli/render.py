@@ -65,10 +65,15 @@ def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = No
 
 
 def sync_states(
-    rows: Sequence[ThreadSummary], entries: Sequence[PendingEntry], synced: Callable[[str], bool]
+    rows: Sequence[ThreadSummary],
+    entries: Sequence[PendingEntry],
+    synced: Callable[[str], bool],
+    *,
+    logged_in: bool = True,
 ) -> dict[str, str]:
     """Per thread: ``private``, ``failed``, ``pending``, ``synced`` (the server has it, as
-    ``synced(id)`` says) or ``local`` (never sent)."""
+    ``synced(id)`` says) or ``local`` (never sent: not logged in, and the server never had
+    it, even while its save waits in the queue for a login)."""
     states: dict[str, str] = {}
     for row in rows:
         mine = [e for e in entries if e.thread_id == row.id]
@@ -77,7 +82,7 @@ def sync_states(
         elif any(e.failed for e in mine):
             states[row.id] = "failed"
         elif mine:
-            states[row.id] = "pending"
+            states[row.id] = "pending" if logged_in or synced(row.id) else "local"
         else:
             states[row.id] = "synced" if synced(row.id) else "local"
     return states

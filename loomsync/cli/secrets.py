@@ -23,6 +23,7 @@ from loomsync.cli.main import (
     _require_login,
     _store,
     _sync_now,
+    _thread_id,
     app,
     console,
     errors,
@@ -38,7 +39,8 @@ if TYPE_CHECKING:  # types only; the share-link code (httpx) is imported by `sha
 ThreadsArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Thread ids (T-…); default: every thread on this machine.", show_default=False
+        help="Thread ids (T-… or their first 4+ hex digits); default: every thread here.",
+        show_default=False,
     ),
 ]
 _WHO = {"private": "only you", "organization": "your organization", "public": "everyone"}
@@ -70,7 +72,7 @@ def _counts(found: Iterable[Located]) -> str:
 
 def _local_ids(store: SyncingThreadStore, ids: list[str] | None) -> list[str]:
     if ids:
-        return ids
+        return [_thread_id(store, ref) for ref in ids]
     return [str(thread.id) for thread in store.local.iter_threads()]
 
 
@@ -205,6 +207,7 @@ def _share_links(
         )
     lifetime = None if expires is None else linkscli.parse_expires(expires)
     with _store() as store:
+        thread = _thread_id(store, thread)
         linkscli.refuse_private(store, thread)
         client = _require_login(store)
         if link:  # anyone holding the link reads the thread: the widening rules apply
@@ -266,6 +269,7 @@ def share(
         )
     widening = visibility in ("organization", "public") or support is True
     with _store() as store:
+        thread = _thread_id(store, thread)
         if widening:
             _refuse_widening(store, thread)
         shared = store.share(thread, visibility=visibility, shared_with_support=support)

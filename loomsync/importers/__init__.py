@@ -21,7 +21,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loomsync.importers import aider, claude_code, codex, gemini_cli, openhands, swe_agent
+from loomsync.importers import (
+    aider,
+    claude_code,
+    codex,
+    codex_tui,
+    gemini_cli,
+    openhands,
+    swe_agent,
+)
 from loomsync.importers.common import Importer, ImportResult, owned_by
 
 #: Every supported format by name, in the order :func:`detect_format` tries them.
@@ -34,6 +42,7 @@ FORMATS: dict[str, Importer] = {
         aider.IMPORTER,
         swe_agent.IMPORTER,
         openhands.IMPORTER,
+        codex_tui.IMPORTER,
     )
 }
 

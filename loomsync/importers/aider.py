@@ -174,5 +174,12 @@ def default_paths() -> list[Path]:
 
 
 IMPORTER = Importer(
-    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+    name=NAME,
+    default_paths=default_paths,
+    detect=detect,
+    discover=discover,
+    parse=parse,
+    agent="Aider",
+    what="chat history",
+    expects='expected "# aider chat started at" lines, in .aider.chat.history.md or another .md file',
 )

@@ -368,5 +368,12 @@ def default_paths() -> list[Path]:
 
 
 IMPORTER = Importer(
-    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+    name=NAME,
+    default_paths=default_paths,
+    detect=detect,
+    discover=discover,
+    parse=parse,
+    agent="Claude Code",
+    what="transcript",
+    expects="expected JSON Lines with parentUuid and sessionId in each record, in a .jsonl file",
 )

@@ -306,5 +306,12 @@ def default_paths() -> list[Path]:
 
 
 IMPORTER = Importer(
-    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+    name=NAME,
+    default_paths=default_paths,
+    detect=detect,
+    discover=discover,
+    parse=parse,
+    agent="Codex CLI",
+    what="rollout",
+    expects='expected JSON Lines of {"timestamp", "type", "payload"} records, such as session_meta, in a .jsonl file',
 )

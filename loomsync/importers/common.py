@@ -72,6 +72,9 @@ class Importer:
     - ``discover(path)``: the files of this format under a folder (sorted), or ``[path]`` for
       a file; a missing path gives ``[]``.
     - ``parse(path)``: read one file; never raises for bad input (see :class:`ImportResult`).
+    - ``agent`` and ``what``: how a person names the format (``Aider``, ``chat history``);
+      ``expects``: what a file of it looks like, said when a file is refused
+      (:func:`refusal`).
     """
 
     name: str
@@ -79,6 +82,55 @@ class Importer:
     detect: Callable[[Path], bool]
     discover: Callable[[Path], list[Path]]
     parse: Callable[[Path], ImportResult]
+    agent: str = ""
+    what: str = "session file"
+    expects: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``Aider chat history``: the agent and what it writes."""
+        return f"{self.agent or self.name} {self.what}"
+
+
+def _article(words: str) -> str:
+    return "an" if words[:1].lower() in "aeiou" else "a"
+
+
+def _unlike_text(path: Path) -> str | None:
+    """Why ``path`` cannot be a session file of any format, from a look at its first bytes:
+    not a file, unreadable, empty, binary; None when it is text."""
+    if not path.is_file():
+        return "not a file"
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(4096)
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or type(exc).__name__}"
+    if not data.strip():
+        return "it is empty"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(data) - 4:  # not only a character cut by the 4096 bytes
+            return "it is binary, not UTF-8 text"
+    if b"\0" in data:
+        return "it is binary, not UTF-8 text"
+    return None
+
+
+def refusal(importer: Importer, path: Path) -> str | None:
+    """None when ``importer`` recognises the file ``path``; else the one line that refuses
+    it: ``PATH: not an Aider chat history (it is empty)`` (issue 16, item 8)."""
+    if importer.detect(path):
+        return None
+    why = _unlike_text(path) or importer.expects or "its first lines are of another format"
+    return f"{path}: not {_article(importer.kind)} {importer.kind} ({why})"
+
+
+def unknown_format(path: Path, names: Iterable[str]) -> str:
+    """The line that refuses a file no importer recognises (``loomsync import auto``)."""
+    why = _unlike_text(path) or f"none of {', '.join(names)} recognises its first lines"
+    return f"{path}: not a session file of a known format ({why})"
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -383,6 +435,8 @@ __all__ = [
     "read_bytes",
     "read_json",
     "read_jsonl",
+    "refusal",
     "session_thread_id",
     "tool_arguments",
+    "unknown_format",
 ]

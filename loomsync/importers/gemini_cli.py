@@ -174,5 +174,12 @@ def default_paths() -> list[Path]:
 
 
 IMPORTER = Importer(
-    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+    name=NAME,
+    default_paths=default_paths,
+    detect=detect,
+    discover=discover,
+    parse=parse,
+    agent="Gemini CLI",
+    what="chat",
+    expects="expected a JSON object with sessionId, startTime and messages, in a .json file",
 )

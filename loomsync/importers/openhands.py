@@ -198,5 +198,12 @@ def default_paths() -> list[Path]:
 
 
 IMPORTER = Importer(
-    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+    name=NAME,
+    default_paths=default_paths,
+    detect=detect,
+    discover=discover,
+    parse=parse,
+    agent="OpenHands",
+    what="event stream",
+    expects="expected a JSON array of events with source and action or observation, in a .json file",
 )

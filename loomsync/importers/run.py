@@ -30,8 +30,8 @@ from loomsync.config import ClientConfig, ClientPaths
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import SERVER_FIELDS, Thread
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
-from loomsync.importers import FORMATS, ImportResult
-from loomsync.importers.common import LINKS, owned_by
+from loomsync.importers import FORMATS, ImportResult, detect_format
+from loomsync.importers.common import LINKS, owned_by, refusal, unknown_format
 from loomsync.store.files import atomic_write, ensure_dir
 from loomsync.store.redaction import Redaction, default_redaction
 from loomsync.terminal import printable
@@ -62,6 +62,13 @@ class ImportSummary:
     older: list[str] = field(default_factory=list)
     skipped_lines: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
+
+    def add(self, other: ImportSummary) -> None:
+        """Add ``other``'s files, ids, damage and warnings to this one (``import auto``)."""
+        self.files += other.files
+        for name in ("created", "updated", "unchanged", "older", "warnings"):
+            getattr(self, name).extend(getattr(other, name))
+        self.skipped_lines.update(other.skipped_lines)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (counts and ids)."""
@@ -164,22 +171,68 @@ def _remember(paths: ClientPaths, file: Path, machine: str | None, logins: list[
     atomic_write(file, "".join(line + "\n" for line in lines).encode())
 
 
+#: ``loomsync import auto``: every format, each file read by the one that recognises it.
+AUTO = "auto"
+
+
 def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
     """The files of ``format_name`` under ``paths`` (default: the format's usual folders).
 
+    A file named directly must be of that format (:func:`~loomsync.importers.common.refusal`):
+    nothing is imported when one is not (issue 16, item 8).
+
     Raises:
         KeyError: unknown format.
-        InvalidInputError: a named path does not exist.
+        InvalidInputError: a named path does not exist, or a named file is not of the format.
     """
     importer = FORMATS[format_name]
     roots = [root.expanduser() for root in paths] or importer.default_paths()
     missing = [str(root) for root in paths if not root.expanduser().exists()]
     if missing:
         raise InvalidInputError(f"no such file or folder: {', '.join(missing)}")
+    refused = [why for root in roots if root.is_file() and (why := refusal(importer, root))]
+    if refused:
+        raise InvalidInputError(_refused(refused))
     files: list[Path] = []
     for root in roots:
         files.extend(importer.discover(root))
     return list(dict.fromkeys(files))
+
+
+def detected_files(paths: Iterable[Path]) -> list[tuple[str, Path]]:
+    """``loomsync import auto``: ``(format, file)`` for each session file under ``paths``
+    (default: every format's usual folders), each file read by the first format of
+    :data:`FORMATS` that recognises it.
+
+    Raises:
+        InvalidInputError: a named path does not exist, or a named file is of no known format.
+    """
+    roots = [root.expanduser() for root in paths]
+    missing = [str(root) for root in roots if not root.exists()]
+    if missing:
+        raise InvalidInputError(f"no such file or folder: {', '.join(missing)}")
+    found: dict[Path, str] = {}
+    refused: list[str] = []
+    for root in roots:
+        if root.is_file():
+            name = detect_format(root)
+            if name is None:
+                refused.append(unknown_format(root, FORMATS))
+            else:
+                found.setdefault(root, name)
+    if refused:
+        raise InvalidInputError(_refused(refused))
+    for name, importer in FORMATS.items():
+        for root in roots or importer.default_paths():
+            if not root.is_file():
+                for file in importer.discover(root):
+                    found.setdefault(file, name)
+    return [(name, file) for file, name in found.items()]
+
+
+def _refused(lines: list[str]) -> str:
+    more = f" (and {len(lines) - 1} more file(s) like it)" if len(lines) > 1 else ""
+    return f"{lines[0]}{more}; nothing imported"
 
 
 def _comparable(thread: Thread) -> dict[str, Any]:
@@ -324,8 +377,10 @@ def _import_one(
 
 
 __all__ = [
+    "AUTO",
     "ImportOwner",
     "ImportSummary",
+    "detected_files",
     "import_owner",
     "import_sessions",
     "session_files",

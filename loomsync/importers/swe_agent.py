@@ -32,6 +32,7 @@ from loomsync.importers.common import (
     clip_title,
     file_identity,
     find_files,
+    head,
     name_thread_id,
     read_json,
     tool_arguments,
@@ -183,8 +184,9 @@ def parse(path: Path) -> ImportResult:
 
 
 def detect(path: Path) -> bool:
-    """A ``.traj`` file."""
-    return path.suffix == ".traj"
+    """A ``.traj`` file that starts like a JSON object (a damaged one is still read, and its
+    damage reported; ``/etc/hostname`` renamed is not)."""
+    return path.suffix == ".traj" and head(path, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
 def discover(path: Path) -> list[Path]:
@@ -198,5 +200,12 @@ def default_paths() -> list[Path]:
 
 
 IMPORTER = Importer(
-    name=NAME, default_paths=default_paths, detect=detect, discover=discover, parse=parse
+    name=NAME,
+    default_paths=default_paths,
+    detect=detect,
+    discover=discover,
+    parse=parse,
+    agent="SWE-agent",
+    what="trajectory",
+    expects="expected a JSON object with trajectory or history, in a .traj file",
 )

@@ -19,7 +19,7 @@ FOLDER_FORMATS: dict[str, str | None] = {
     "aider-chat-history": "aider",
     "swe-agent-traj": "swe-agent",
     "openhands-events": "openhands",
-    "codex-tui-session-log": None,
+    "codex-tui-session-log": "codex-tui",
 }
 
 TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"

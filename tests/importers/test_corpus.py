@@ -179,7 +179,48 @@ def count_openhands(path: Path) -> Counter[str]:
     return counts
 
 
+def count_codex_tui(path: Path) -> Counter[str]:
+    """Roles from the TUI log's events: one user message per Enter that submits typed text
+    (not a slash command), one assistant message per agent_message and per command or patch
+    that starts right after a tool output, one tool message per command or patch end."""
+    counts: Counter[str] = Counter()
+    typed, last, waiting = "", None, False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["kind"] == "key_event" and "Press" in record["event"] and not waiting:
+            if "code: Enter" in record["event"]:
+                if typed.strip() and not typed.startswith("/"):
+                    counts["user"] += 1
+                    last = "user"
+                typed = ""
+            elif "code: Backspace" in record["event"]:
+                typed = typed[:-1]
+            elif "code: Char(" in record["event"]:
+                typed += "x" if "Char('/')" not in record["event"] else "/"
+        elif record["kind"] == "slash_command" and last == "user":
+            counts["user"] -= 1  # the line was a command (/new), not a message
+            last = None
+        elif record["kind"] == "op" and record["payload"].get("type") == "exec_approval":
+            waiting = False
+        elif record["kind"] == "codex_event":
+            kind = record["payload"]["msg"]["type"]
+            if kind == "exec_approval_request":
+                waiting = True
+            elif kind == "agent_message":
+                counts["assistant"] += 1
+                last = "assistant"
+            elif kind in ("exec_command_begin", "patch_apply_begin"):
+                if last != "assistant":
+                    counts["assistant"] += 1
+                last = "assistant"
+            elif kind in ("exec_command_end", "patch_apply_end"):
+                counts["tool"] += 1
+                last = "tool"
+    return counts
+
+
 COUNTERS: dict[str, Callable[[Path], Counter[str]]] = {
+    "codex-tui": count_codex_tui,
     "codex": count_codex,
     "claude-code": count_claude,
     "gemini-cli": count_gemini,

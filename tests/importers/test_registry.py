@@ -22,6 +22,7 @@ def test_registry_names_every_format_once() -> None:
         "aider",
         "swe-agent",
         "openhands",
+        "codex-tui",
     ]
     assert all(importer.name == name for name, importer in FORMATS.items())
 
@@ -74,7 +75,8 @@ def test_discover_returns_a_named_file_and_nothing_for_a_missing_path(tmp_path: 
 
 
 def test_a_file_of_no_known_format_is_not_detected_and_is_reported(tmp_path: Path) -> None:
-    unknown = TRANSCRIPTS / "codex-tui-session-log" / "binary-size-log.jsonl"
+    unknown = tmp_path / "events.jsonl"
+    unknown.write_text('{"event": "click", "at": 1}\n')
 
     assert detect_format(unknown) is None
     assert detect_format(tmp_path) is None

@@ -1,0 +1,111 @@
+"""Short thread ids (issue 16, item 4): the one resolver every command that takes a thread id
+calls, like git's abbreviated hashes.
+
+``show 5c187f31``, ``show T-5c18``: any prefix of at least :data:`MIN_HEX` hex digits of an id
+(with or without ``T-``, any case) names the one thread on this machine whose id starts so. A
+whole id is taken as it is, held here or not (commands that reach the server for a thread
+this machine does not hold need it whole). Nothing matching, or several: a
+:class:`~loomsync.errors.LoomsyncError`, so exit code 1 with a message that says what to do
+(the candidates, with their titles, for an ambiguous prefix).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from loomsync.core.document.ids import PREFIX, InvalidThreadId, ThreadId
+from loomsync.errors import InvalidInputError, ThreadNotFoundError
+from loomsync.terminal import printable
+
+if TYPE_CHECKING:
+    from loomsync.store.local import LocalThreadStore
+
+#: The fewest hex digits a short id may have.
+MIN_HEX = 4
+#: Candidates listed for an ambiguous prefix.
+MAX_LISTED = 10
+_SHORT = re.compile(r"[0-9a-f][0-9a-f-]*")
+_THREAD_FILE = re.compile(r"(T-[0-9a-f-]{36})\.jsonl?")  # the log, or an older client's file
+
+
+class NotAThreadIdError(InvalidInputError):
+    """Neither a thread id nor a prefix of one (``open`` makes it a usage error)."""
+
+
+class AmbiguousThreadIdError(InvalidInputError):
+    """A short id that starts more than one thread's id on this machine.
+
+    Attributes:
+        prefix: what was given.
+        candidates: ``(id, title)`` of the matching threads, newest first.
+    """
+
+    def __init__(self, prefix: str, candidates: list[tuple[str, str]]) -> None:
+        self.prefix = prefix
+        self.candidates = candidates
+        super().__init__(
+            f"{prefix} is the start of {len(candidates)} threads' ids: give more of the id"
+        )
+
+    def lines(self) -> list[str]:
+        """One line per candidate (at most :data:`MAX_LISTED`): ``T-…  title``."""
+        shown = [f"  {tid}  {title}" for tid, title in self.candidates[:MAX_LISTED]]
+        if len(self.candidates) > MAX_LISTED:
+            shown.append(f"  … and {len(self.candidates) - MAX_LISTED} more")
+        return [printable(line) for line in shown]
+
+
+def local_ids(local: LocalThreadStore) -> list[str]:
+    """Ids of the thread files on this machine (names only; nothing is parsed)."""
+    try:
+        names = [entry.name for entry in local.root.iterdir()]
+    except OSError:
+        return []
+    found = {match.group(1) for name in names if (match := _THREAD_FILE.fullmatch(name))}
+    return sorted(found)
+
+
+def resolve(local: LocalThreadStore, ref: str) -> str:
+    """The whole thread id ``ref`` names (see the module docstring).
+
+    Raises:
+        NotAThreadIdError: not a thread id nor a prefix of at least :data:`MIN_HEX` hex digits.
+        ThreadNotFoundError: no thread on this machine starts so.
+        AmbiguousThreadIdError: several do.
+    """
+    try:
+        return str(ThreadId.parse(ref))
+    except InvalidThreadId:
+        pass
+    short = ref.strip()
+    body = short[len(PREFIX) :] if short.upper().startswith(PREFIX) else short
+    body = body.lower()
+    if not _SHORT.fullmatch(body) or len(body.replace("-", "")) < MIN_HEX:
+        raise NotAThreadIdError(
+            f"{ref!r} is not a thread id: give the id (T-…) or at least {MIN_HEX} of its first "
+            "hex digits, as `loomsync list` shows"
+        )
+    matches = [tid for tid in local_ids(local) if tid[len(PREFIX) :].startswith(body)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ThreadNotFoundError(
+            short,
+            f"no thread on this machine has an id starting with {short}; `loomsync list` shows "
+            "them (a thread only on the server needs its whole id, as `loomsync list --server` "
+            "shows)",
+        )
+    raise AmbiguousThreadIdError(short, _titled(local, matches))
+
+
+def _titled(local: LocalThreadStore, ids: Iterable[str]) -> list[tuple[str, str]]:
+    wanted = set(ids)
+    rows = [row for row in local.list(archived="any") if row.id in wanted]
+    titled = [(row.id, row.title or "(untitled)") for row in rows]
+    listed = {tid for tid, _ in titled}
+    return titled + [(tid, "(unreadable)") for tid in sorted(wanted - listed)]
+
+
+__all__ = ["MIN_HEX", "AmbiguousThreadIdError", "NotAThreadIdError", "local_ids", "resolve"]

@@ -1,0 +1,104 @@
+"""The one place that turns what went wrong into the CLI's message (issue 16, item 9): what
+happened, in the user's words, and the next step; never HTTP internals (method, path, status
+phrase) nor a reason said twice.
+
+:func:`describe` is called by :func:`loomsync.cli.main.main` for every error a command lets
+through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the command could not
+read or write). :func:`cannot` makes the error for a file a command was asked to read or
+write, naming what it was doing.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+from loomsync.cli.ids import AmbiguousThreadIdError
+from loomsync.errors import (
+    AuthError,
+    GoneError,
+    LoomsyncError,
+    NetworkError,
+    RemoteNotFoundError,
+    ServerError,
+    SyncError,
+    ThreadNotFoundError,
+)
+
+_FILE_REASONS = {
+    errno.ENOENT: "no such folder",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "no space left on the device",
+}
+
+
+def _file_reason(exc: OSError, verb: str) -> str:
+    if exc.errno == errno.ENOENT and verb != "write":
+        return "no such file"
+    return _FILE_REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+
+
+def cannot(verb: str, path: Path, exc: OSError) -> LoomsyncError:
+    """``cannot write /nonexistent/x.md: no such folder (/nonexistent)`` as an error to raise."""
+    reason = _file_reason(exc, verb)
+    if verb == "write" and exc.errno == errno.ENOENT:
+        reason += f" ({path.parent}): create it first, or choose another path"
+    return LoomsyncError(f"cannot {verb} {path}: {reason}")
+
+
+def _server(exc: SyncError) -> str:
+    url = exc.url or ""
+    cut = url.find("/api/")
+    return url[:cut] if cut > 0 else url or "the server"
+
+
+def describe(exc: BaseException) -> list[str]:
+    """The lines to print for ``exc``: the first after ``error:``, the others (candidates of
+    an ambiguous short id) below it. Raw text: the caller makes it printable."""
+    if isinstance(exc, AmbiguousThreadIdError):
+        return [str(exc), *exc.lines()]
+    # method is set only on errors made from a response (loomsync.http.problems.error_for):
+    # a command that already said it in its own words (``open``) is left as it is
+    if isinstance(exc, GoneError) and exc.method is not None:
+        what = f"thread {exc.thread_id}" if exc.thread_id else "that thread"
+        return [f"{what} was deleted on the server (its id cannot be used again)."]
+    if isinstance(exc, RemoteNotFoundError) and exc.method is not None:
+        if exc.thread_id:
+            return [f"no thread {exc.thread_id} on the server (or it is not shared with you)."]
+        return [f"the server has nothing at {exc.url or 'that address'}: is it a loomsync server?"]
+    if isinstance(exc, AuthError) and exc.method is not None:
+        if exc.status == 403:
+            return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
+        return [
+            f"{_server(exc)} refused your token ({exc.detail or 'expired or revoked?'}): log in "
+            "again with "
+            "`loomsync login --server URL --token TOKEN`."
+        ]
+    if isinstance(exc, NetworkError):
+        reason = (exc.detail or "no answer").rstrip(".")
+        return [
+            f"cannot reach {_server(exc)} ({reason}): is it running? Changes are kept here "
+            "and sent by the next `loomsync sync`."
+        ]
+    if isinstance(exc, ServerError) and exc.method is not None:
+        return [f"{_server(exc)} is having trouble ({exc.detail or exc.status}): try again later."]
+    if isinstance(exc, ThreadNotFoundError) and str(exc) == f"thread {exc.thread_id} not found":
+        return [
+            f"no thread {exc.thread_id} on this machine (`loomsync list` shows them; log in to "
+            "reach the server's: `loomsync login --server URL --token TOKEN`)."
+        ]
+    if isinstance(exc, LoomsyncError):
+        return [str(exc)]
+    if isinstance(exc, OSError):
+        name = exc.filename
+        if name is not None:
+            return [f"cannot use {name}: {_file_reason(exc, 'open')}"]
+        return [f"a file could not be used: {exc.strerror or exc}"]
+    return [f"unexpected {type(exc).__name__}: {exc}"]
+
+
+__all__ = ["cannot", "describe"]
