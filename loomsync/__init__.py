@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         ToolCall,
     )
     from loomsync.errors import (
+        AmbiguousThreadIdError,
         AuthError,
         ConfigError,
         ConflictError,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
         InvalidThreadFileError,
         LoomsyncError,
         NetworkError,
+        NotAThreadIdError,
         PrivateThreadError,
         QueueUnreadableError,
         RefusedError,
@@ -89,6 +91,8 @@ _EXPORTS = {
     "InvalidThreadFileError": "loomsync.errors",
     "LoomsyncError": "loomsync.errors",
     "QueueUnreadableError": "loomsync.errors",
+    "AmbiguousThreadIdError": "loomsync.errors",
+    "NotAThreadIdError": "loomsync.errors",
     "NetworkError": "loomsync.errors",
     "PrivateThreadError": "loomsync.errors",
     "RefusedError": "loomsync.errors",
@@ -131,6 +135,7 @@ _EXPORTS = {
 
 __all__ = [
     "AgentState",
+    "AmbiguousThreadIdError",
     "AuthError",
     "ClientConfig",
     "ClientPaths",
@@ -149,6 +154,7 @@ __all__ = [
     "Message",
     "Metadata",
     "NetworkError",
+    "NotAThreadIdError",
     "PendingEntry",
     "PendingSyncQueue",
     "PrivateThreadError",

@@ -228,7 +228,41 @@ class QueueUnreadableError(LoomsyncError):
     and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
 
 
+#: Candidates an :class:`AmbiguousThreadIdError` lists.
+MAX_LISTED = 10
+
+
+class NotAThreadIdError(InvalidInputError):
+    """Neither a thread id nor a prefix of one (``open`` makes it a usage error)."""
+
+
+class AmbiguousThreadIdError(InvalidInputError):
+    """A short id that starts more than one thread's id on this machine.
+
+    Attributes:
+        prefix: what was given.
+        candidates: ``(id, title)`` of the matching threads, newest first.
+    """
+
+    def __init__(self, prefix: str, candidates: list[tuple[str, str]]) -> None:
+        self.prefix = prefix
+        self.candidates = candidates
+        super().__init__(
+            f"{prefix} is the start of {len(candidates)} threads' ids: give more of the id"
+        )
+
+    def lines(self) -> list[str]:
+        """One line per candidate (at most :data:`MAX_LISTED`): ``T-…  title`` (raw text: the
+        CLI makes it printable)."""
+        shown = [f"  {tid}  {title}" for tid, title in self.candidates[:MAX_LISTED]]
+        if len(self.candidates) > MAX_LISTED:
+            shown.append(f"  … and {len(self.candidates) - MAX_LISTED} more")
+        return shown
+
+
 __all__ = [
+    "MAX_LISTED",
+    "AmbiguousThreadIdError",
     "AuthError",
     "ConfigError",
     "ConflictError",
@@ -239,6 +273,7 @@ __all__ = [
     "InvalidThreadFileError",
     "LoomsyncError",
     "NetworkError",
+    "NotAThreadIdError",
     "PrivateThreadError",
     "QueueUnreadableError",
     "RefusedError",

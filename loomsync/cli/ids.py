@@ -16,8 +16,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from loomsync.core.document.ids import PREFIX, InvalidThreadId, ThreadId
-from loomsync.errors import InvalidInputError, ThreadNotFoundError
-from loomsync.terminal import printable
+from loomsync.errors import (
+    AmbiguousThreadIdError,
+    NotAThreadIdError,
+    ThreadNotFoundError,
+)
 
 if TYPE_CHECKING:
     from loomsync.store.local import LocalThreadStore
@@ -25,36 +28,8 @@ if TYPE_CHECKING:
 #: The fewest hex digits a short id may have.
 MIN_HEX = 4
 #: Candidates listed for an ambiguous prefix.
-MAX_LISTED = 10
 _SHORT = re.compile(r"[0-9a-f][0-9a-f-]*")
 _THREAD_FILE = re.compile(r"(T-[0-9a-f-]{36})\.jsonl?")  # the log, or an older client's file
-
-
-class NotAThreadIdError(InvalidInputError):
-    """Neither a thread id nor a prefix of one (``open`` makes it a usage error)."""
-
-
-class AmbiguousThreadIdError(InvalidInputError):
-    """A short id that starts more than one thread's id on this machine.
-
-    Attributes:
-        prefix: what was given.
-        candidates: ``(id, title)`` of the matching threads, newest first.
-    """
-
-    def __init__(self, prefix: str, candidates: list[tuple[str, str]]) -> None:
-        self.prefix = prefix
-        self.candidates = candidates
-        super().__init__(
-            f"{prefix} is the start of {len(candidates)} threads' ids: give more of the id"
-        )
-
-    def lines(self) -> list[str]:
-        """One line per candidate (at most :data:`MAX_LISTED`): ``T-…  title``."""
-        shown = [f"  {tid}  {title}" for tid, title in self.candidates[:MAX_LISTED]]
-        if len(self.candidates) > MAX_LISTED:
-            shown.append(f"  … and {len(self.candidates) - MAX_LISTED} more")
-        return [printable(line) for line in shown]
 
 
 def local_ids(local: LocalThreadStore) -> list[str]:

@@ -302,11 +302,11 @@ def test_file_names_in_errors_and_import_warnings_are_inert(person: Person) -> N
     assert shown.code == 1
     assert_inert(shown.err)
     assert printable(name) in shown.err
-    imported = run(person, "import", "codex", name, "--dry-run")
-    assert imported.code == 0, imported.err
+    imported = run(person, "import", "codex", name, "--dry-run")  # not a rollout: refused
+    assert imported.code == 1, imported.err
     assert_inert(imported.out)
     assert_inert(imported.err)
-    assert printable(name) in imported.out
+    assert printable(name) in imported.err
 
 
 def test_a_real_terminal_gets_rich_styles_but_no_injected_sequence() -> None:
