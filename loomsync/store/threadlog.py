@@ -54,7 +54,7 @@ _COMMIT = b'{"commit":'
 _CHECK = b',"check":"'
 _CHECK_LEN = 16
 _TAIL_LEN = len(_CHECK) + _CHECK_LEN + len(b'"}\n')
-_FIRST_READ = 64 * 1024
+_FIRST_READ = 8 * 1024  # a commit line is ~1 KB; a longer one is found by reading 4x more each time
 
 
 @dataclass(frozen=True, slots=True)
