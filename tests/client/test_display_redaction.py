@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from loomsync.cli import shown
+from loomsync.store import shown
 from loomsync.core.document import codec
 from loomsync.store.redaction import Redaction
 from tests.client.conftest import Person
