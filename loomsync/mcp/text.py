@@ -6,9 +6,11 @@ Everything here is made of text that came from threads, so every piece goes thro
 a control character or an escape sequence arrives as a visible escape, never raw.
 
 A budget is counted in characters of the returned text. Messages are shown whole while they
-fit; the message that does not fit is cut (at least one message is always shown, cut to the
-budget if it must be), and the text ends with a note naming the messages left out and the
-``read_thread`` call that reads on.
+fit, and the text ends with a note naming the messages left out and the ``read_thread`` call
+that reads on from the first of them; only a first message that does not fit alone is shown
+cut (with the call that reads it alone in a larger budget). Tool output is shortened to
+:data:`TOOL_OUTPUT_CHARS` and the title and facts to a line each, so a budget of 1,000 always
+holds the header and a part of a message.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ ARGUMENT_CHARS = 300
 #: The largest budget a caller may ask for, and the default one.
 MAX_BUDGET, DEFAULT_BUDGET = 100_000, 20_000
 #: Room kept at the end of a budget for the note on what was left out.
-NOTE_ROOM = 300
+NOTE_ROOM = 400
 
 _BOLD = re.compile(r"<b>(.*?)</b>", re.DOTALL)
 
@@ -52,10 +54,11 @@ def plain_snippet(snippet: str) -> str:
 
 
 def _cut(text: str, limit: int, what: str) -> str:
-    """``text`` shortened to about ``limit`` characters, with how much was left out."""
+    """``text`` shortened to at most ``limit`` characters, ending with how much was left out."""
     if len(text) <= limit:
         return text
-    kept = clip(text, max(limit, 1), multiline=True)
+    room = max(limit - 80, 1)  # the line saying what was left out takes under 80
+    kept = clip(text, room, multiline=True)
     return f"{kept}\n[… {len(text) - len(kept) + 1:,} more characters of {what} not shown]"
 
 
@@ -103,8 +106,8 @@ class Page:
 
 def header(thread: Thread) -> str:
     """The thread's title and facts (id, workspace, git, model, created, tags, messages)."""
-    lines = [printable(thread.metadata.title or "(untitled)")]
-    lines += [printable(f"{label}: {value}") for label, value in header_facts(thread)]
+    lines = [printable(clip(thread.metadata.title or "(untitled)", 200))]
+    lines += [printable(clip(f"{label}: {value}", 300)) for label, value in header_facts(thread)]
     return "\n".join(lines)
 
 
@@ -137,11 +140,10 @@ def page(thread: Thread, first: int, last: int | None, budget: int) -> Page:
     for index, block in _blocks(thread, first, end):
         room = budget - used - NOTE_ROOM
         if len(block) > room:
-            if shown >= first and room < 200:
-                break  # a sliver of the next message helps nobody: read on from it
-            parts.append(_cut(block, max(room, 200), f"message {index}"))
-            shown, cut_last = index, True
-            break
+            if shown < first:  # not even the first fits: it is shown cut
+                parts.append(_cut(block, max(room, 200), f"message {index}"))
+                shown, cut_last = index, True
+            break  # the rest is read on from this message
         parts.append(block)
         used += len(block) + 2
         shown = index
