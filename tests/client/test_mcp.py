@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -250,6 +251,60 @@ def test_malformed_arguments_are_mcp_errors_and_the_server_goes_on(person: Perso
         assert [h["thread_id"] for h in found.structured_content["hits"]] == [str(saved.id)]
 
     drive(person, scenario)
+
+
+def test_a_call_whose_params_break_the_protocol_is_a_json_rpc_error(person: Person) -> None:
+    """Below the SDK's client, which would not send it: ``arguments`` that is not an object gets
+    JSON-RPC's invalid params (-32602), an unknown tool a tool error, and the next call works."""
+    server = subprocess.Popen(
+        [str(LOOMSYNC), "mcp"],
+        env=person.env,
+        cwd=person.home,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        server.stdin.flush()
+        if "id" not in message:
+            return {}
+        answer: dict[str, Any] = json.loads(server.stdout.readline())
+        assert answer["id"] == message["id"]
+        return answer
+
+    try:
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        assert (
+            ask({"id": 1, "method": "initialize", "params": hello})["result"]["serverInfo"]["name"]
+            == "loomsync"
+        )
+        ask({"method": "notifications/initialized"})
+        broken = {"name": "search_threads", "arguments": "quokka"}
+        assert ask({"id": 2, "method": "tools/call", "params": broken})["error"]["code"] == -32602
+        unknown = ask(
+            {"id": 3, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}
+        )
+        assert unknown["result"]["isError"] is True
+        listed = ask(
+            {"id": 4, "method": "tools/call", "params": {"name": "list_threads", "arguments": {}}}
+        )
+        assert listed["result"]["structuredContent"] == {"threads": [], "more": False}
+    finally:
+        server.stdin.close()
+        err = server.stderr.read() if server.stderr else ""
+        assert server.wait(timeout=30) == 0
+    assert "Traceback" not in err, err
 
 
 def test_an_older_clients_credentials_are_redacted_in_every_answer(person: Person) -> None:
