@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids, messages, render, shown, urls
+from loomsync.cli import messages, render, urls
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError
 from loomsync.http.connect import open_store
+from loomsync.store import shortids, shown
 from loomsync.store.summary import ArchivedFilter
 from loomsync.terminal import TerminalConsole, printable
 
@@ -211,8 +212,8 @@ def _warn(lines: Iterable[str]) -> None:
 
 
 def _thread_id(store: SyncingThreadStore, ref: str) -> str:
-    """The whole id a thread argument names: an id, or a short one (loomsync/cli/ids.py)."""
-    return ids.resolve(store.local, ref)
+    """The whole id a thread argument names: an id, or a short one (loomsync/store/shortids.py)."""
+    return shortids.resolve(store.local, ref)
 
 
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
@@ -424,7 +425,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync.cli import open, search, secrets, sync  # noqa: E402  (their commands)
+from loomsync.cli import mcpserver, open, search, secrets, sync  # noqa: E402  (their commands)
 
 
 def main() -> None:
@@ -453,4 +454,4 @@ def _run() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "open", "search", "secrets", "sync"]
+__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "sync"]
