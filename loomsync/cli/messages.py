@@ -7,11 +7,14 @@ through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the com
 read or write). :func:`cannot` makes the error for a file a command was asked to read or
 write, naming what it was doing. :func:`for_agent` words an error for a model calling a tool
 of ``loomsync mcp`` (issue 17 item 3): the next step is a tool call, or what to ask the user.
+:func:`no_service_manager` says how to run ``loomsync watch`` where ``loomsync service`` has no
+service manager (issue 17 item 2).
 """
 
 from __future__ import annotations
 
 import errno
+import shlex
 from pathlib import Path
 
 from loomsync.errors import (
@@ -19,6 +22,7 @@ from loomsync.errors import (
     GoneError,
     LoomsyncError,
     NetworkError,
+    NoServiceManagerError,
     RemoteNotFoundError,
     ServerError,
     SyncError,
@@ -57,11 +61,31 @@ def _server(exc: SyncError) -> str:
     return url[:cut] if cut > 0 else url or "the server"
 
 
+def no_service_manager(exc: NoServiceManagerError) -> list[str]:
+    """What ``loomsync service install`` says without a service manager (issue 17 item 2):
+    nothing was installed, why, and three ways to run ``loomsync watch`` instead (nohup, tmux,
+    a cron ``@reboot`` line), each a line to paste. Raw text."""
+    log = shlex.quote(str(exc.log))
+    into = f">> {log} 2>&1"
+    return [
+        f"no service manager here ({exc.why}): nothing was installed. "
+        "Run `loomsync watch` another way:",
+        "  in the background, until you log out or reboot:",
+        f"    mkdir -p {shlex.quote(str(exc.log.parent))} && nohup {exc.command} {into} &",
+        "  in a tmux session you can come back to (tmux attach -t loomsync):",
+        f"    tmux new-session -d -s loomsync {shlex.quote(exc.command)}",
+        "  at every boot: add this line with `crontab -e`:",
+        f"    @reboot {exc.command} {into}",
+    ]
+
+
 def describe(exc: BaseException) -> list[str]:
     """The lines to print for ``exc``: the first after ``error:``, the others (candidates of
     an ambiguous short id) below it. Raw text: the caller makes it printable."""
     if isinstance(exc, AmbiguousThreadIdError):
         return [str(exc), *exc.lines()]
+    if isinstance(exc, NoServiceManagerError):
+        return no_service_manager(exc)
     # method is set only on errors made from a response (loomsync.http.problems.error_for):
     # a command that already said it in its own words (``open``) is left as it is
     if isinstance(exc, GoneError) and exc.method is not None:
@@ -114,4 +138,4 @@ def for_agent(exc: BaseException) -> str:
     return " ".join(describe(exc))
 
 
-__all__ = ["cannot", "describe", "for_agent"]
+__all__ = ["cannot", "describe", "for_agent", "no_service_manager"]
