@@ -68,8 +68,8 @@ def no_service_manager(exc: NoServiceManagerError) -> list[str]:
     log = shlex.quote(str(exc.log))
     into = f">> {log} 2>&1"
     return [
-        f"no service manager here ({exc.why}): nothing was installed. "
-        "Run `loomsync watch` another way:",
+        f"no service manager here ({exc.why}), so `loomsync service` cannot run "
+        "`loomsync watch` for you (nothing was installed). Run it another way:",
         "  in the background, until you log out or reboot:",
         f"    mkdir -p {shlex.quote(str(exc.log.parent))} && nohup {exc.command} {into} &",
         "  in a tmux session you can come back to (tmux attach -t loomsync):",

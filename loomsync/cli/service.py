@@ -151,8 +151,7 @@ def _status_lines(status: ServiceStatus) -> list[tuple[str, str]]:
             command += "  (that program is gone: run `loomsync service install` again)"
         rows += [("Installed", "yes"), ("Command", command)]
     rows.append(("Enabled", _yes(status.enabled)))
-    running = "yes" if status.running else "no"
-    running += f" ({status.state})"
+    running = f"{'yes' if status.running else 'no'}: {status.state}"
     if status.pid is not None:
         running += f", PID {status.pid}"
     if status.since:

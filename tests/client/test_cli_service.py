@@ -201,7 +201,7 @@ def test_status_shows_installed_enabled_running_and_logs(
         "Installed: yes",
         f"Command:   {WATCH}",
         "Enabled:   yes",
-        f"Running:   yes (active (running)), PID {state['pid']}, since {state['since']}",
+        f"Running:   yes: active (running), PID {state['pid']}, since {state['since']}",
         "Logs:      journalctl --user -u loomsync-watch",
     ]
     [call] = systemctl.calls()
@@ -245,7 +245,7 @@ def test_uninstall_stops_disables_removes_and_is_idempotent(
     assert systemctl.calls() == []
     stopped = run(person, systemctl, "service", "status", "--manager", "systemd")
     assert stopped.code == 1
-    assert "Running:   no (not loaded)\n" in stopped.out
+    assert "Running:   no: not loaded\n" in stopped.out
 
 
 def test_a_refused_step_is_one_error_line_and_exit_1(
@@ -283,7 +283,8 @@ def test_without_a_service_manager_it_says_how_to_run_watch(
     assert done.out == ""
     log = person.home / ".local" / "state" / "loomsync" / "watch.log"
     assert done.err.splitlines() == [
-        f"error: {why}: nothing was installed. Run `loomsync watch` another way:",
+        f"error: {why}, so `loomsync service` cannot run `loomsync watch` for you (nothing was "
+        "installed). Run it another way:",
         "  in the background, until you log out or reboot:",
         f"    mkdir -p {log.parent} && nohup {WATCH} >> {log} 2>&1 &",
         "  in a tmux session you can come back to (tmux attach -t loomsync):",
@@ -334,8 +335,8 @@ def test_launchd_agent_install_status_reinstall_uninstall(
         f"Command:   {WATCH}",
         "Enabled:   yes",
     ]
-    assert lines[5].startswith(f"Running:   yes (running), PID {os.getpid()}, since ")
-    assert lines[5] != f"Running:   yes (running), PID {os.getpid()}, since "  # ps's start time
+    assert lines[5].startswith(f"Running:   yes: running, PID {os.getpid()}, since ")
+    assert lines[5] != f"Running:   yes: running, PID {os.getpid()}, since "  # ps's start time
     assert lines[6] == f"Logs:      {log}"
     launchctl.calls()
 
@@ -352,7 +353,7 @@ def test_launchd_agent_install_status_reinstall_uninstall(
     assert launchctl.calls() == [["print", target]]
     status = run(person, launchctl, "service", "status", **force)
     assert status.code == 1
-    assert "Running:   no (not loaded)" in status.out
+    assert "Running:   no: not loaded\n" in status.out
 
 
 def test_launchd_dry_run_prints_the_plist(person: Person, launchctl: FakeManager) -> None:
@@ -375,3 +376,29 @@ def test_service_help_fits_80_columns(person: Person) -> None:
     assert max(len(line) for line in done.out.splitlines()) <= 80
     bad = run(person, None, "service", "status", "--manager", "upstart")
     assert bad.code == 2
+
+
+def test_status_of_a_unit_that_failed_says_so(person: Person, systemctl: FakeManager) -> None:
+    assert run(person, systemctl, "service", "install", "--manager", "systemd").code == 0
+    failed = {"active": "failed", "sub": "failed", "pid": 0, "since": "Wed 2026-12-02 01:02:03 UTC"}
+    systemctl.state_file.write_text(json.dumps({**systemctl.state, **failed}))
+    shown = run(person, systemctl, "service", "status", "--manager", "systemd")
+    assert shown.code == 1
+    assert "Running:   no: failed (failed), since Wed 2026-12-02 01:02:03 UTC\n" in shown.out
+    assert "Logs:      journalctl --user -u loomsync-watch\n" in shown.out
+
+
+def test_the_dry_run_in_the_docs_is_what_it_prints(person: Person, systemctl: FakeManager) -> None:
+    from loomsync import __version__
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "client.md").read_text()
+    block = docs.split("$ loomsync service install --dry-run\n", 1)[1].split("\n\n$ ", 1)[0]
+    documented = (
+        block.replace("/home/alice/loomsync/.venv/bin/loomsync", str(LOOMSYNC))
+        .replace("/home/alice", str(person.home))
+        .replace("(loomsync 0.1.0)", f"(loomsync {__version__})")
+    )
+    shown = run(person, systemctl, "service", "install", "--dry-run", "--manager", "systemd")
+    assert shown.code == 0, shown.err
+    printed = [line for line in shown.out.splitlines() if not line.startswith("Environment=XDG_")]
+    assert printed == documented.splitlines()
