@@ -58,7 +58,7 @@ def thread_columns(
 
     return [
         Column("ID", lambda r: r.id, terminal=lambda r: shown.get(r.id, r.id), style="cyan"),
-        Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10),
+        Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10, weight=3),
         Column("MSGS", lambda r: str(r.message_count), justify="right", drop=1),
         Column("LAST ACTIVITY", lambda r: when(r.last_activity_at)),
         Column("BRANCH", lambda r: r.git_branch or "-", shrink=True, min_width=6, drop=2),

@@ -48,6 +48,7 @@ class Column(Generic[Row]):
             larger than the widest cell is not needed).
         drop: left out at a terminal too narrow for every column at its minimum, the highest
             rank first; 0: never left out.
+        weight: a ``shrink`` column's share of the room left (a title 3, a branch 1).
         terminal: the cell at a terminal when it differs (a short id); None: ``cell``.
         style: the cell's rich style, fixed or per row (``failed`` in red).
         justify: ``left`` or ``right`` (counts).
@@ -58,6 +59,7 @@ class Column(Generic[Row]):
     shrink: bool = False
     min_width: int = 8
     drop: int = 0
+    weight: int = 1
     terminal: Callable[[Row], str] | None = None
     style: str | Callable[[Row], str] = ""
     justify: Literal["left", "right"] = "left"
@@ -87,7 +89,7 @@ def widths(
 
     ``cells`` are the printable terminal cells, one list per row. Whole columns take their
     widest cell (or header); ``shrink`` columns get their minimum, then what is left, shared in
-    proportion to what each still lacks of its widest cell.
+    proportion to their ``weight`` (none past its widest cell).
     """
     natural = [
         max([cell_len(c.header), *(cell_len(row[i]) for row in cells)])
@@ -107,16 +109,13 @@ def widths(
         shown.remove(i)
     given = {i: least[i] for i in shown}
     spare = width - needed()
-    lacking = {i: natural[i] - least[i] for i in shown if columns[i].shrink}
-    total = sum(lacking.values())
-    if spare > 0 and total:
-        share = min(spare, total)
-        extra = {i: share * lack // total for i, lack in lacking.items()}
-        left = share - sum(extra.values())
-        for i in sorted(lacking, key=lambda i: lacking[i] - extra[i], reverse=True)[:left]:
-            extra[i] += 1
-        for i, more in extra.items():
-            given[i] += more
+    growing = [i for i in shown if columns[i].shrink]
+    for _ in range(max(spare, 0)):  # one cell at a time, to the column most owed it
+        short = [i for i in growing if given[i] < natural[i]]
+        if not short:
+            break
+        best = max(short, key=lambda i: columns[i].weight / (given[i] - least[i] + 1))
+        given[best] += 1
     return [given.get(i) for i in range(len(columns))]
 
 
