@@ -24,6 +24,7 @@ from rich.text import Text
 from loomsync.cli import ids, messages, render, shown
 from loomsync.cli.main import JsonOption, _require_login, _store, _warn, app, console, errors
 from loomsync.core.document.ids import PREFIX
+from loomsync.errors import RefusedError
 from loomsync.store.summaries import SortKey, sort_key
 from loomsync.store.summary import ArchivedFilter, ThreadSummary
 from loomsync.terminal import printable
@@ -68,7 +69,16 @@ def _server_rows(
     rows: list[ThreadSummary] = []
     while True:
         size = SERVER_PAGE if not limit else min(SERVER_PAGE, limit - len(rows))
-        page = client.list_threads(limit=size, cursor=cursor, workspace=workspace, archived=which)
+        try:
+            page = client.list_threads(
+                limit=size, cursor=cursor, workspace=workspace, archived=which
+            )
+        except RefusedError as exc:
+            if cursor is None or exc.status != 400 or rows:
+                raise
+            raise typer.BadParameter(
+                messages.not_a_server_cursor(cursor, exc.detail), param_hint="'--cursor'"
+            ) from None
         _warn(str(entry) for entry in page.skipped)
         rows += page.threads
         cursor = page.next_cursor

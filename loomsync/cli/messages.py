@@ -66,6 +66,16 @@ def not_a_cursor(cursor: str) -> str:
     )
 
 
+def not_a_server_cursor(cursor: str, reason: str | None) -> str:
+    """Why the server refused ``list --server --cursor`` (exit code 2)."""
+    why = f" ({reason.rstrip('.')})" if reason else ""
+    return (
+        f"the server did not take {cursor[:60]!r} as a cursor{why}: give the one the last "
+        "`loomsync list --server` printed (a cursor of this machine's list works without "
+        "--server only)"
+    )
+
+
 def no_such_messages(first: int, last: int | None, count: int) -> str:
     """Why ``show --from FIRST --to LAST`` refused (exit code 2): the thread holds messages
     0 to ``count - 1`` (message numbers are API.md's 0-based ``message_index``)."""
@@ -131,4 +141,11 @@ def describe(exc: BaseException) -> list[str]:
     return [f"unexpected {type(exc).__name__}: {exc}"]
 
 
-__all__ = ["cannot", "describe", "more_rows", "no_such_messages", "not_a_cursor"]
+__all__ = [
+    "cannot",
+    "describe",
+    "more_rows",
+    "no_such_messages",
+    "not_a_cursor",
+    "not_a_server_cursor",
+]

@@ -198,6 +198,11 @@ def test_list_server_pages_with_the_servers_cursor(
     assert [line.split("\t")[0] for line in rest.out.splitlines()[1:]] == made[2:]
     every = person("list", "--server", "--limit", "0")
     assert [line.split("\t")[0] for line in every.out.splitlines()[1:]] == made
+    local = person("list", "-n", "2").err.split("--cursor ")[1].split()[0]
+    wrong = person("list", "--server", "--cursor", local)
+    assert (wrong.code, wrong.out) == (2, "")
+    assert f"the server did not take '{local}' as a cursor" in said(wrong.err)
+    assert person("list", "--cursor", match.group(1)).code == 2  # the server's, here
 
 
 def _pager(tmp_path: Path, name: str = "pager") -> tuple[Path, Path]:
