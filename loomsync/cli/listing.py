@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids, messages, render, shown
+from loomsync.cli import messages, render
 from loomsync.cli.main import JsonOption, _require_login, _store, _warn, app, console, errors
 from loomsync.core.document.ids import PREFIX
 from loomsync.errors import RefusedError
+from loomsync.store import shortids as ids
+from loomsync.store import shown
 from loomsync.store.summaries import SortKey, sort_key
 from loomsync.store.summary import ArchivedFilter, ThreadSummary
 from loomsync.terminal import printable

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids, messages, render, urls
+from loomsync.cli import messages, render, urls
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError
 from loomsync.http.connect import open_store
+from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
 
 if TYPE_CHECKING:
@@ -169,8 +170,8 @@ def _warn(lines: Iterable[str]) -> None:
 
 
 def _thread_id(store: SyncingThreadStore, ref: str) -> str:
-    """The whole id a thread argument names: an id, or a short one (loomsync/cli/ids.py)."""
-    return ids.resolve(store.local, ref)
+    """The whole id a thread argument names: an id, or a short one (loomsync/store/shortids.py)."""
+    return shortids.resolve(store.local, ref)
 
 
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
@@ -365,7 +366,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync.cli import listing, open, search, secrets, showing, sync  # noqa: E402
+from loomsync.cli import listing, mcpserver, open, search, secrets, showing, sync  # noqa: E402
 
 
 def main() -> None:
@@ -394,4 +395,14 @@ def _run() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "listing", "main", "open", "search", "secrets", "showing", "sync"]
+__all__ = [
+    "app",
+    "listing",
+    "main",
+    "mcpserver",
+    "open",
+    "search",
+    "secrets",
+    "showing",
+    "sync",
+]

@@ -48,7 +48,7 @@ def thread_columns(
 ) -> list[Column[ThreadSummary]]:
     """The columns of ``loomsync list``: ID, TITLE, MSGS, LAST ACTIVITY (UTC), BRANCH, then
     SYNC (``sync``: a state per id) or VISIBILITY (the server's listing). ``short``: the id
-    shown at a terminal (:func:`loomsync.cli.ids.abbreviations`); piped, the whole id.
+    shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
 
     One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
     shown = short or {}

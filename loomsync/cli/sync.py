@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids, render
+from loomsync.cli import render
 from loomsync.cli.main import JsonOption, _require_login, _store, app, console, errors
+from loomsync.store import shortids as ids
 from loomsync.store.summary import SyncOutcome
 from loomsync.terminal import printable
 
