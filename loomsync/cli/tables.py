@@ -28,7 +28,7 @@ from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
-from loomsync.terminal import printable
+from loomsync.terminal import clip, printable
 
 Row = TypeVar("Row")
 #: Spaces between two columns at a terminal.
@@ -64,10 +64,14 @@ class Column(Generic[Row]):
     style: str | Callable[[Row], str] = ""
     justify: Literal["left", "right"] = "left"
 
+    def raw(self, row: Row, *, at_terminal: bool) -> str:
+        """The cell of ``row`` as raw text, in its terminal form when ``at_terminal``."""
+        get = self.terminal if at_terminal and self.terminal is not None else self.cell
+        return get(row)
+
     def text(self, row: Row, *, at_terminal: bool) -> str:
         """The cell of ``row``, printable, in its terminal form when ``at_terminal``."""
-        get = self.terminal if at_terminal and self.terminal is not None else self.cell
-        return printable(get(row))
+        return printable(self.raw(row, at_terminal=at_terminal))
 
     def style_of(self, row: Row) -> str:
         """The rich style of ``row``'s cell."""
@@ -119,11 +123,36 @@ def widths(
     return [given.get(i) for i in range(len(columns))]
 
 
+def cut(text: str, width: int) -> str:
+    """Raw ``text`` made printable and, when longer, cut to at most ``width`` cells ending in
+    ``…`` by :func:`loomsync.terminal.clip` (never half a visible escape such as ``\\x1b``);
+    wide characters count two cells."""
+    shown = printable(text)
+    if cell_len(shown) <= width:
+        return shown
+    limit = width - 1
+    while limit > 0:
+        clipped = printable(clip(text, limit))
+        over = cell_len(clipped) - width
+        if over <= 0:
+            return clipped
+        limit -= max(1, over // 2)  # a wide character is two cells
+    return "…"
+
+
 def fitted(columns: Sequence[Column[Row]], rows: Sequence[Row], width: int) -> Table:
     """The table for a terminal ``width`` cells wide: every line at most ``width`` cells (when
     the whole columns fit at all), ``shrink`` cells cut with ``…``."""
-    cells = [[c.text(row, at_terminal=True) for c in columns] for row in rows]
+    raw = [[c.raw(row, at_terminal=True) for c in columns] for row in rows]
+    cells = [[printable(text) for text in line] for line in raw]
     sizes = widths(columns, cells, width)
+    cells = [
+        [
+            cut(text, size) if size is not None else ""
+            for text, size in zip(line, sizes, strict=True)
+        ]
+        for line in raw
+    ]
     table = Table(box=None, pad_edge=False, padding=(0, GAP // 2), header_style="bold")
     kept = [i for i, size in enumerate(sizes) if size is not None]
     for i in kept:
@@ -147,4 +176,4 @@ def fitted(columns: Sequence[Column[Row]], rows: Sequence[Row], width: int) -> T
     return table
 
 
-__all__ = ["GAP", "Column", "fitted", "tsv", "widths"]
+__all__ = ["GAP", "Column", "cut", "fitted", "tsv", "widths"]

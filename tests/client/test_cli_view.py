@@ -13,7 +13,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from loomsync.cli.render import queue_columns, thread_columns
-from loomsync.cli.tables import fitted
+from loomsync.cli.tables import cut, fitted
 from loomsync.core.document.model import Thread
 from loomsync.store.summary import ThreadSummary
 from tests.client.conftest import BODY_LIMIT, LiveServer, Person, login, on_a_terminal
@@ -144,6 +144,20 @@ def test_every_table_line_fits_its_terminal(width: int) -> None:
         assert all(line.startswith(r.id) for line, r in zip(lines[1:], rows, strict=True))
         assert "short" in lines[2]
     assert [c.header for c in queue_columns()][-1] == "LAST ERROR"
+
+
+def test_a_cut_never_halves_a_visible_escape() -> None:
+    for width in range(2, 16):
+        for at in range(12):
+            shown = cut("a" * at + "\x1b[31mred\u202eend", width)
+            assert cell_len(shown) <= width
+            assert shown.endswith("…")
+            body = shown[:-1]
+            assert "\\x1b[31mred\\u202eend".startswith(body[at:]) or body == "a" * len(body)
+            for whole in ("\\x1b", "\\u202e"):  # present whole or not at all
+                for n in range(2, len(whole)):
+                    assert not body.endswith(whole[:n])
+    assert cut("界" * 10, 7) == "界界界…"
 
 
 # -- item 7: long output -------------------------------------------------------------------------
