@@ -9,6 +9,8 @@ receives, get a server of their own (``own_server``).
 from __future__ import annotations
 
 import os
+import pty
+import select
 import subprocess
 import sys
 import time
@@ -249,6 +251,43 @@ class Person:
         )
         assert "Traceback" not in done.stderr, done.stderr
         return Result(done.returncode, done.stdout, done.stderr)
+
+    def on_a_terminal(
+        self, *args: str, env: dict[str, str] | None = None, answer: str | None = None
+    ) -> Result:
+        """``loomsync ARGS`` on a pseudo terminal (stdin, stdout and stderr; the size is the
+        pty's, ``COLUMNS`` from ``env``), typing ``answer`` (a line) once it asks something
+        (its output ends in ``: ``). ``out`` is everything it wrote (stdout and stderr)."""
+        main, side = pty.openpty()
+        process = subprocess.Popen(
+            [str(LOOMSYNC), *args],
+            stdin=side,
+            stdout=side,
+            stderr=side,
+            env={**self.env, **(env or {})},
+            cwd=self.home,
+        )
+        os.close(side)
+        out = b""
+        while True:
+            ready, _, _ = select.select([main], [], [], 30)
+            if not ready:
+                break
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the other side closed
+                break
+            if not chunk:
+                break
+            out += chunk
+            if answer is not None and out.rstrip(b" ").endswith(b":"):
+                os.write(main, answer.encode() + b"\n")
+                answer = None
+        code = process.wait(30)
+        os.close(main)
+        text = out.decode(errors="replace").replace("\r\n", "\n")
+        assert "Traceback" not in text, text
+        return Result(code, text, "")
 
     @property
     def paths(self) -> ClientPaths:
