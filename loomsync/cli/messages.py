@@ -39,7 +39,7 @@ NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
 
 def token_refused(server: str | None = None, reason: str | None = None) -> str:
     """The one wording of a 401, for every command (issue 16 item 3): ``the server refused
-    the token (Token has expired): run `loomsync login --server http://… --token TOKEN` with a
+    the token (The bearer token is invalid: Signature has expired): run `loomsync login --server http://… --token TOKEN` with a
     new token``. ``server``: its address, for the command to paste; ``reason``: the server's
     detail (default ``expired, revoked or not valid``). Raw text."""
     why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"

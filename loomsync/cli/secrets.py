@@ -103,7 +103,7 @@ def scan(threads: ThreadsArg = None, as_json: JsonOption = False) -> None:
     else:
         console.print(f"No credentials found in {len(report)} thread(s).")
     if total:
-        raise typer.Exit(1)
+        raise typer.Exit(exits.ExitCode.FAILED)
 
 
 @app.command()
@@ -192,7 +192,7 @@ def _refuse_widening(store: SyncingThreadStore, thread: str) -> None:
             f"not shared. Run `loomsync redact {thread}` first."
         )
         errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
-        raise typer.Exit(1)
+        raise typer.Exit(exits.ExitCode.FAILED)
     refusal = _upload_before_sharing(store, thread)
     if refusal:
         message = f"{thread}: {refusal}; not shared."

@@ -19,6 +19,9 @@ from loomsync.cli import messages
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
 from tests.client.conftest import LiveServer, Person, login, make_client
+from tests.importers.corpus import TRANSCRIPTS
+
+TUI_LOG = TRANSCRIPTS / "codex-tui-session-log" / "binary-size-log.jsonl"
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 REFUSED_BY_OWNER = "refused by the server (403): Only the thread's owner or an admin may change it"
@@ -249,6 +252,24 @@ def test_a_refused_token_says_log_in_and_exits_3(
     assert server.visibility == "private"
 
 
+def test_an_import_whose_sync_meets_a_refused_token_exits_3(
+    narrow: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    person = narrow
+    bad = _tokens(settings)["expired"]
+    assert person("login", "--server", live_server.url, "--token", bad, "--no-verify").code == 0
+    imported = person("import", "codex-tui", str(TUI_LOG))
+    assert imported.code == 3
+    assert imported.out.startswith("Imported 1 file(s), 2 thread(s): 2 created")
+    assert imported.err.endswith(
+        f"run `loomsync login --server {live_server.url} --token TOKEN` with a new token; the "
+        "imported threads are sent after that.\n"
+    )
+    assert "reachable" not in imported.err
+    status = person("sync", "--status").out.splitlines()[0]
+    assert status.startswith("2 pending (")  # they wait for the login, not failed
+
+
 # -- offline: a local-first success that says so; commands that need the server exit 4 ---------
 
 
@@ -275,6 +296,10 @@ def test_offline_edits_exit_0_and_say_so_while_sync_exits_4(
     found = person("search", "wombat")
     assert found.code == 0
     assert found.err.startswith("server unreachable (")
+
+    checked = person("login", "--server", own_server.url, "--token", account)
+    assert checked.code == 4  # the token cannot be checked: nothing changes
+    assert checked.err.startswith(f"error: cannot reach {own_server.url} (")
 
     own_server.start()
     back = person("sync", "--no-pull")

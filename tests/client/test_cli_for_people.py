@@ -5,9 +5,6 @@ Each check matches what docs/client.md shows."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import socket
 import subprocess
 import sys
@@ -246,28 +243,8 @@ def test_shell_completion_is_offered(person: Person) -> None:
 
 
 def _on_a_terminal(person: Person, *args: str, env: dict[str, str]) -> bytes:
-    """``loomsync ARGS`` on a pseudo terminal (80 columns): what it wrote."""
-    main, side = pty.openpty()
-    command = [str(Path(sys.executable).parent / "loomsync"), *args]
-    process = subprocess.Popen(
-        command, stdin=side, stdout=side, stderr=side, env={**person.env, **env}, cwd=person.home
-    )
-    os.close(side)
-    out = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    process.wait(30)
-    os.close(main)
-    return out
+    """``loomsync ARGS`` on a pseudo terminal: what it wrote (``Person.on_a_terminal``)."""
+    return person.on_a_terminal(*args, env=env).out.encode()
 
 
 def test_no_color_turns_colour_off_on_a_terminal(person: Person) -> None:
