@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids
 from loomsync.cli.exits import ExitCode
 from loomsync.errors import ThreadNotFoundError
+from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
 
 if TYPE_CHECKING:
@@ -56,13 +56,13 @@ def chosen(store: SyncingThreadStore, ref: str | None) -> list[PendingEntry]:
 
     Raises:
         ThreadNotFoundError: ``ref`` names no thread with a failed entry.
-        AmbiguousThreadIdError, NotAThreadIdError: as :func:`loomsync.cli.ids.resolve`.
+        AmbiguousThreadIdError, NotAThreadIdError: as :func:`loomsync.store.shortids.resolve`.
     """
     failed = store.queue.failed()
     if ref is None:
         return failed
     try:
-        thread_id = ids.resolve_among([e.thread_id for e in failed], ref, store.local)
+        thread_id = shortids.resolve_among([e.thread_id for e in failed], ref, store.local)
     except ThreadNotFoundError:
         raise ThreadNotFoundError(
             ref,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import exits, ids, messages, render, shown, urls
+from loomsync.cli import exits, messages, render, urls
 from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document import codec
@@ -30,6 +30,7 @@ from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError, NotLoggedInError
 from loomsync.http.connect import open_store
+from loomsync.store import shortids, shown
 from loomsync.store.summary import ArchivedFilter
 from loomsync.terminal import TerminalConsole, printable
 
@@ -202,8 +203,8 @@ def _warn(lines: Iterable[str]) -> None:
 
 
 def _thread_id(store: SyncingThreadStore, ref: str) -> str:
-    """The whole id a thread argument names: an id, or a short one (loomsync/cli/ids.py)."""
-    return ids.resolve(store.local, ref)
+    """The whole id a thread argument names: an id, or a short one (loomsync/store/shortids.py)."""
+    return shortids.resolve(store.local, ref)
 
 
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
@@ -415,7 +416,7 @@ def import_command(
     end_import(outcomes, url, quiet=as_json, errors=errors)
 
 
-from loomsync.cli import open, search, secrets, sync  # noqa: E402  (their commands)
+from loomsync.cli import mcpserver, open, search, secrets, sync  # noqa: E402  (their commands)
 
 
 def main() -> None:
@@ -444,4 +445,4 @@ def _run() -> None:
         sys.exit(exits.for_error(exc))
 
 
-__all__ = ["app", "main", "open", "search", "secrets", "sync"]
+__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "sync"]

@@ -7,7 +7,9 @@ through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the com
 read or write). :func:`cannot` makes the error for a file a command was asked to read or
 write, naming what it was doing. :func:`token_refused` is the one wording of a 401 (issue 16,
 item 3), whichever command met it; :data:`SAVED_OFFLINE` and :func:`not_on_server` end the
-line of a command whose change is kept here (issue 16, item 2).
+line of a command whose change is kept here (issue 16, item 2). :func:`for_agent` words an
+error for a model calling a tool of ``loomsync mcp`` (issue 17 item 3): the next step is a
+tool call, or what to ask the user.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from loomsync.cli.ids import AmbiguousThreadIdError
 from loomsync.errors import (
     AuthError,
     GoneError,
@@ -27,6 +28,7 @@ from loomsync.errors import (
     ThreadNotFoundError,
     TokenRefusedError,
 )
+from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
 
 #: How a command's line ends when its change is kept here because the server cannot be
 #: reached (exit code 0: the local-first tool did its job, and says what is left).
@@ -132,4 +134,16 @@ def describe(exc: BaseException) -> list[str]:
     return [f"unexpected {type(exc).__name__}: {exc}"]
 
 
-__all__ = ["cannot", "describe"]
+def for_agent(exc: BaseException) -> str:
+    """What a tool of ``loomsync mcp`` says when ``exc`` stops it (raw text, one paragraph):
+    a thread that is not found, or an id that is not one, points to ``list_threads`` and
+    ``search_threads``; the rest as :func:`describe` words it for a person."""
+    find = "call list_threads or search_threads to find the thread's id, then read_thread with it"
+    if isinstance(exc, NotAThreadIdError):
+        return f"not a thread id: give the id (T-…) or at least its first 4 hex digits; {find}."
+    if isinstance(exc, ThreadNotFoundError):
+        return f"no thread {exc.thread_id} on this machine or on the server; {find}."
+    return " ".join(describe(exc))
+
+
+__all__ = ["cannot", "describe", "for_agent"]

@@ -20,8 +20,9 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import exits, messages, render, shown
+from loomsync.cli import exits, messages, render
 from loomsync.cli.main import JsonOption, _store, _warn, app, console, errors
+from loomsync.store import shown
 from loomsync.store.summary import SearchResults, Syntax
 from loomsync.terminal import printable
 

@@ -12,6 +12,11 @@ each hit's ``origin`` saying where it came from.
 When the server cannot be reached (or refuses the token) the local search answers, with
 ``source="local"`` and ``fallback_reason`` saying why; a refused token (401) also sets
 ``token_refused`` (issue 16 item 3: it is not "offline", and the CLI says to log in).
+
+``workspace`` keeps only threads of that workspace root (the server filters its own; local
+hits are those of the local threads with that root, found by :func:`local_only_hits`);
+``scope`` is the server's (``visible``: also threads others share with the user's
+organization, API.md section 6); this machine holds only the user's threads either way.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from loomsync.store.local import LocalThreadStore
 from loomsync.store.summary import SearchHit, SearchResults, Syntax
 
 if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
-    from loomsync.http.client import ThreadSyncClient
+    from loomsync.http.client import Scope, ThreadSyncClient
 
 #: Most hits the local search is asked for at once while looking for local-only threads
 #: (doubled from ``limit`` until enough are found or the rest score below the page).
@@ -58,30 +63,48 @@ def search(
     *,
     limit: int = 20,
     syntax: Syntax = "plain",
+    scope: Scope = "mine",
+    workspace: str | None = None,
 ) -> SearchResults:
     """Server search merged with local-only threads (module docstring); ``local_only`` gives
     the ids of the threads the server lacks. Raises ValueError for ``limit`` < 1."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
     if client is None:
-        results = local.search(query, limit=limit, syntax=syntax)
+        results = _local(local, query, limit, syntax, workspace)
         return results.model_copy(update={"fallback_reason": "not logged in to a server"})
     try:
-        page = client.search(query, limit=limit, syntax=syntax)
+        page = client.search(query, limit=limit, syntax=syntax, scope=scope, workspace=workspace)
     except TokenRefusedError as exc:
-        results = local.search(query, limit=limit, syntax=syntax)
+        results = _local(local, query, limit, syntax, workspace)
         reason = f"the server refused the token ({exc.detail or exc.status})"
         return results.model_copy(update={"fallback_reason": reason, "token_refused": True})
     except (NetworkError, ServerError, AuthError) as exc:
-        results = local.search(query, limit=limit, syntax=syntax)
+        results = _local(local, query, limit, syntax, workspace)
         reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
         return results.model_copy(update={"fallback_reason": reason})
     seen = {hit.thread.id for hit in page.hits}
     ids = local_only() - seen
+    if workspace is not None:
+        ids &= _in_workspace(local, workspace)
     floor = page.hits[-1].score if len(page.hits) >= limit else float("-inf")
     extra = local_only_hits(local, query, ids, limit, floor, syntax)
     merged = sorted([*page.hits, *extra], key=lambda hit: hit.score, reverse=True)
     return page.results(merged[:limit])
+
+
+def _in_workspace(local: LocalThreadStore, workspace: str) -> set[str]:
+    return {row.id for row in local.list(workspace=workspace)}
+
+
+def _local(
+    local: LocalThreadStore, query: str, limit: int, syntax: Syntax, workspace: str | None
+) -> SearchResults:
+    """The local search, of the threads of ``workspace`` only when it is given."""
+    if workspace is None:
+        return local.search(query, limit=limit, syntax=syntax)
+    ids = _in_workspace(local, workspace)
+    return SearchResults(hits=local_only_hits(local, query, ids, limit, float("-inf"), syntax))
 
 
 __all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "search"]

@@ -48,7 +48,7 @@ from loomsync.sync.worker import BackgroundSync
 
 if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one; the detector when used
     from loomsync.core.secrets import Located
-    from loomsync.http.client import ThreadSyncClient
+    from loomsync.http.client import Scope, ThreadSyncClient
 
 log = logging.getLogger(__name__)
 
@@ -158,18 +158,28 @@ class SyncingThreadStore:
         """Local summaries (this machine's copies, synced or not), newest first."""
         return self.local.list(limit=limit, workspace=workspace, archived=archived)
 
-    def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        syntax: Syntax = "plain",
+        scope: Scope = "mine",
+        workspace: str | None = None,
+    ) -> SearchResults:
         """Server search (``syntax`` plain or web) merged by score with the threads only this
         machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the local search
-        when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``."""
+        when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``.
+        ``scope`` and ``workspace`` filter as the server's search does (API.md section 6)."""
 
         def local_only() -> set[str]:
             queued = {e.thread_id for e in self.queue.entries()}
             return queued | {s.id for s in self.local.list() if s.is_private}
 
         return onlinesearch.search(
-            self.client, self.local, local_only, query, limit=limit, syntax=syntax
-        )
+            self.client, self.local, local_only, query,
+            limit=limit, syntax=syntax, scope=scope, workspace=workspace,
+        )  # fmt: skip
 
     # -- writing -----------------------------------------------------------------------------
 
