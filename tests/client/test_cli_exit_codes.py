@@ -18,7 +18,13 @@ from app.config import Settings
 from loomsync.cli import messages
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
-from tests.client.conftest import LiveServer, Person, login, make_client
+from tests.client.conftest import (
+    LiveServer,
+    Person,
+    login,
+    make_client,
+    on_a_terminal_answering,
+)
 from tests.importers.corpus import TRANSCRIPTS
 
 TUI_LOG = TRANSCRIPTS / "codex-tui-session-log" / "binary-size-log.jsonl"
@@ -158,16 +164,16 @@ def test_drop_asks_on_a_terminal(
     person = narrow
     assert login(person, live_server, account).code == 0
     assert person("archive", bobs_thread).code == 1
-    declined = person.on_a_terminal("sync", "--drop", bobs_thread, answer="n")
-    assert declined.code == 1
-    asked = ANSI.sub("", declined.out)  # the terminal's colours
+    code, out = on_a_terminal_answering(person, "sync", "--drop", bobs_thread, answer="n")
+    assert code == 1
+    asked = ANSI.sub("", out.decode()).replace("\r\n", "\n")  # the terminal's colours
     assert f"{bobs_thread} (patch) failed: {REFUSED_BY_OWNER}. Dropping it: " in asked
     assert "Drop the 1 failed sync entry? [y/N]:" in asked
     assert asked.rstrip().endswith("Nothing dropped.")
     assert person("sync", "--status").out.splitlines()[0] == "0 pending, 1 failed."
-    agreed = person.on_a_terminal("sync", "--drop", bobs_thread, answer="y")
-    assert agreed.code == 0, agreed.out
-    assert "Dropped 1 failed sync entry;" in ANSI.sub("", agreed.out)
+    code, out = on_a_terminal_answering(person, "sync", "--drop", bobs_thread, answer="y")
+    assert code == 0, out
+    assert "Dropped 1 failed sync entry;" in ANSI.sub("", out.decode())
     assert person("sync", "--status").out == "Nothing to sync: every change is on the server.\n"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
-from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, make_client
+from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, make_client, on_a_terminal
 from tests.homes import home_env
 from tests.importers.corpus import TRANSCRIPTS as DATA
 
@@ -253,8 +253,8 @@ def test_shell_completion_is_offered(person: Person) -> None:
 
 
 def _on_a_terminal(person: Person, *args: str, env: dict[str, str]) -> bytes:
-    """``loomsync ARGS`` on a pseudo terminal: what it wrote (``Person.on_a_terminal``)."""
-    return person.on_a_terminal(*args, env=env).out.encode()
+    """``loomsync ARGS`` on a pseudo terminal (80 columns): what it wrote."""
+    return on_a_terminal(person, *args, env=env)
 
 
 def test_no_color_turns_colour_off_on_a_terminal(person: Person) -> None:
