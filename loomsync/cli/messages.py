@@ -5,10 +5,12 @@ phrase) nor a reason said twice.
 :func:`describe` is called by :func:`loomsync.cli.main.main` for every error a command lets
 through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the command could not
 read or write). :func:`cannot` makes the error for a file a command was asked to read or
-write, naming what it was doing. :func:`for_agent` words an error for a model calling a tool
-of ``loomsync mcp`` (issue 17 item 3): the next step is a tool call, or what to ask the user.
-:func:`no_service_manager` says how to run ``loomsync watch`` where ``loomsync service`` has no
-service manager (issue 17 item 2).
+write, naming what it was doing. :func:`token_refused` is the one wording of a 401 (issue 16,
+item 3), whichever command met it; :data:`SAVED_OFFLINE` and :func:`not_on_server` end the
+line of a command whose change is kept here (issue 16, item 2). :func:`for_agent` words an
+error for a model calling a tool of ``loomsync mcp`` (issue 17 item 3): the next step is a
+tool call, or what to ask the user. :func:`no_service_manager` says how to run ``loomsync
+watch`` where ``loomsync service`` has no service manager (issue 17 item 2).
 """
 
 from __future__ import annotations
@@ -27,8 +29,41 @@ from loomsync.errors import (
     ServerError,
     SyncError,
     ThreadNotFoundError,
+    TokenRefusedError,
 )
 from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
+
+#: How a command's line ends when its change is kept here because the server cannot be
+#: reached (exit code 0: the local-first tool did its job, and says what is left).
+SAVED_OFFLINE = "saved locally; will sync when the server is reachable"
+#: ... when not logged in (exit code 0: the thread is ``local`` until a login).
+SAVED_NOT_LOGGED_IN = "saved locally (not logged in)"
+#: What to run when not logged in.
+NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
+
+
+def token_refused(server: str | None = None, reason: str | None = None) -> str:
+    """The one wording of a 401, for every command (issue 16 item 3): ``the server refused
+    the token (The bearer token is invalid: Signature has expired): run `loomsync login --server http://… --token TOKEN` with a
+    new token``. ``server``: its address, for the command to paste; ``reason``: the server's
+    detail (default ``expired, revoked or not valid``). Raw text."""
+    why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    return (
+        f"the server refused the token ({why}): run "
+        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
+def not_on_server(thread_id: str, reason: str) -> str:
+    """How a command's line ends when the server refused its change for good (exit code 1):
+    the change stays here and in the sync queue as a failed entry, and how to retry or drop
+    it. Raw text."""
+    return (
+        f"done on this machine only: {reason.rstrip('.')}. The change waits in the sync queue as failed: "
+        f"`loomsync sync --retry-failed` tries it again, `loomsync sync --drop {thread_id}` "
+        "drops it"
+    )
+
 
 _FILE_REASONS = {
     errno.ENOENT: "no such folder",
@@ -135,14 +170,10 @@ def describe(exc: BaseException) -> list[str]:
         if exc.thread_id:
             return [f"no thread {exc.thread_id} on the server (or it is not shared with you)."]
         return [f"the server has nothing at {exc.url or 'that address'}: is it a loomsync server?"]
+    if isinstance(exc, TokenRefusedError):
+        return [token_refused(_server(exc) if exc.url else None, exc.detail) + "."]
     if isinstance(exc, AuthError) and exc.method is not None:
-        if exc.status == 403:
-            return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
-        return [
-            f"{_server(exc)} refused your token ({exc.detail or 'expired or revoked?'}): log in "
-            "again with "
-            "`loomsync login --server URL --token TOKEN`."
-        ]
+        return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
     if isinstance(exc, NetworkError):
         reason = (exc.detail or "no answer").rstrip(".")
         return [

@@ -1,11 +1,12 @@
 """``loomsync service install|uninstall|status``: ``loomsync watch`` in the background, as a
 systemd user unit (Linux) or a launchd agent (macOS) (issue 17 item 2; docs/client.md
-"Running watch as a service"). Registered on the one typer app of :mod:`loomsync.cli.main`;
+"loomsync service install"). Registered on the one typer app of :mod:`loomsync.cli.main`;
 the work is :mod:`loomsync.service`.
 
-Exit codes: 0 done (``status``: installed and running); 1 the effect did not happen (no
-service manager here, which prints how to run ``loomsync watch`` instead; a ``systemctl`` /
-``launchctl`` step refused; ``status``: not installed or not running); 2 usage.
+Exit codes (:mod:`loomsync.cli.exits`): 0 done (``status``: installed and running); 1 FAILED,
+the effect did not happen (no service manager here, which prints how to run ``loomsync
+watch`` instead; a ``systemctl`` / ``launchctl`` step refused; ``status``: not installed or
+not running); 2 usage.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import typer
 from rich.text import Text
 
 from loomsync.cli import render
+from loomsync.cli.exits import ExitCode
 from loomsync.cli.main import JsonOption, app, console, errors
 from loomsync.terminal import printable
 
@@ -177,7 +179,7 @@ def status(manager: ManagerOption = None, as_json: JsonOption = False) -> None:
         for key, value in rows:
             console.print(printable(f"{key + ':':<{width}}{value}"))
     if not (found.installed and found.running):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 __all__ = ["ManagerName", "install", "service_app", "status", "uninstall"]
