@@ -8,9 +8,7 @@ The consoles are :class:`~loomsync.terminal.TerminalConsole`: markup is off (sty
 
 from __future__ import annotations
 
-import base64
 import gc
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids, messages, render, shown, urls
+from loomsync.cli import ids, messages, render, scopes, shown, tokens, urls
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
@@ -58,6 +56,8 @@ FORMAT_NAMES = (
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ScopeOption = Annotated[scopes.Scope, typer.Option(help=scopes.SCOPE_HELP)]
+MineOption = Annotated[bool, typer.Option("--mine", help="Only your own threads (the default).")]
 ThreadArg = Annotated[
     str,
     typer.Argument(help="Thread id (T-…) or its first 4+ hex digits.", show_default=False),
@@ -93,7 +93,7 @@ def _store() -> Iterator[SyncingThreadStore]:
 
 def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
     if store.client is None:
-        raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
+        raise ConfigError(messages.NOT_LOGGED_IN)
     return store.client
 
 
@@ -107,15 +107,6 @@ def _sync_now(store: SyncingThreadStore, thread_id: str) -> str:
     if outcome.status == "pending":
         return "saved locally; will sync when the server is reachable"
     return f"{outcome.status}: {printable(outcome.detail)}"
-
-
-def _token_claims(token: str) -> dict[str, Any]:
-    try:
-        payload = token.split(".")[1]
-        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    except (IndexError, ValueError):
-        return {}
-    return claims if isinstance(claims, dict) else {}
 
 
 @app.command()
@@ -146,7 +137,7 @@ def login(
                 ) from None
     paths = default_paths()
     save_login(paths, server, token)
-    claims = _token_claims(token)
+    claims = tokens.claims(token)
     who = f" as {claims['sub']}" if claims.get("sub") else ""
     org = f" (org {claims['org']})" if claims.get("org") else ""
     console.print(printable(f"Logged in to {server.rstrip('/')}{who}{org}."))
@@ -175,14 +166,20 @@ def list_threads(
     workspace: Annotated[
         str | None, typer.Option(help="Only threads of this workspace root.")
     ] = None,
+    scope: ScopeOption = "mine",
+    mine: MineOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """List threads, newest activity first, with their sync state."""
+    """List threads, newest activity first, with their sync state (--scope visible: the
+    server's threads you may read, with their owner)."""
     which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
+    scope = scopes.chosen(scope, mine)
     with _store() as store:
-        if server:
-            client = _require_login(store)
-            page = client.list_threads(limit=min(limit, 200), workspace=workspace, archived=which)
+        if server or scope == "visible":
+            client = scopes.require_login(store, scope)
+            page = client.list_threads(
+                limit=min(limit, 200), workspace=workspace, archived=which, scope=scope
+            )
             rows, sync = shown.summaries(store.local.redaction, page.threads), None  # maybe raw
             _warn(str(entry) for entry in page.skipped)
         else:  # the summary index holds summaries redacted: no detector to load here
@@ -199,9 +196,9 @@ def list_threads(
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)
     elif not rows:
-        console.print("No threads." if server else "No threads yet.")
+        console.print("No threads." if server or scope == "visible" else "No threads yet.")
     else:
-        console.print(render.thread_table(rows, sync))
+        console.print(render.thread_table(rows, sync, owners=scope == "visible"))
 
 
 def _warn(lines: Iterable[str]) -> None:

@@ -25,6 +25,20 @@ from loomsync.errors import (
     ThreadNotFoundError,
 )
 
+#: Any command that needs the server, run while logged out.
+NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
+#: ``list``/``search --scope visible`` while logged out (issue 16 item 6).
+VISIBLE_NEEDS_LOGIN = (
+    "--scope visible asks the server for the threads you may read (this machine holds only "
+    "yours), but you are not logged in: run `loomsync login --server URL --token TOKEN`"
+)
+#: ``search --local --scope visible``.
+VISIBLE_NOT_LOCAL = (
+    "--scope visible asks the server (this machine holds only your threads): drop --local"
+)
+#: ``--mine`` with ``--scope visible``.
+MINE_AND_VISIBLE = "--mine is --scope mine; it cannot go with --scope visible: choose one"
+
 _FILE_REASONS = {
     errno.ENOENT: "no such folder",
     errno.ENOTDIR: "a part of the path is a file, not a folder",
@@ -101,4 +115,11 @@ def describe(exc: BaseException) -> list[str]:
     return [f"unexpected {type(exc).__name__}: {exc}"]
 
 
-__all__ = ["cannot", "describe"]
+__all__ = [
+    "MINE_AND_VISIBLE",
+    "NOT_LOGGED_IN",
+    "VISIBLE_NEEDS_LOGIN",
+    "VISIBLE_NOT_LOCAL",
+    "cannot",
+    "describe",
+]

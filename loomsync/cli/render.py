@@ -42,10 +42,16 @@ def when(value: datetime | None) -> str:
     return format_utc_minute(value) if value else "-"
 
 
-def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None) -> Table:
-    """Threads as a table: ID, title, messages, last activity (UTC), branch, sync (or visibility)."""
+def thread_table(
+    rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None, *, owners: bool = False
+) -> Table:
+    """Threads as a table: ID, title, messages, last activity (UTC), branch, sync (or
+    visibility); with ``owners`` (``--scope visible``, issue 16 item 6) an OWNER column after
+    the ID: the server's ``owner_id`` (the owner's login name, the ``sub`` of their token)."""
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("ID", no_wrap=True, style="cyan")
+    if owners:
+        table.add_column("OWNER", overflow="fold", max_width=16)
     table.add_column("TITLE", overflow="fold", ratio=1)
     table.add_column("MSGS", justify="right", no_wrap=True)
     table.add_column("LAST ACTIVITY", no_wrap=True)
@@ -53,8 +59,10 @@ def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = No
     table.add_column("SYNC" if sync is not None else "VISIBILITY", no_wrap=True)
     for row in rows:
         last = sync.get(row.id, "-") if sync is not None else row.visibility
+        owner = [Text(printable(row.owner_id or "-"))] if owners else []
         table.add_row(
             row.id,
+            *owner,
             Text(printable(row.title or "(untitled)")),
             str(row.message_count),
             when(row.last_activity_at),
@@ -106,13 +114,18 @@ def snippet_text(snippet: str) -> Text:
     return text
 
 
-def search_hits(hits: Sequence[SearchHit], *, mark_local: bool = False) -> Group:
-    """Each hit: id, title, score (with ``mark_local``, ``only on this machine`` after a hit
-    whose ``origin`` is ``local``); then its snippet, indented."""
+def search_hits(
+    hits: Sequence[SearchHit], *, mark_local: bool = False, owners: bool = False
+) -> Group:
+    """Each hit: id, (with ``owners``: ``by OWNER``, the thread's ``owner_id``, or ``by you``
+    for a thread only this machine holds), title, score (with ``mark_local``, ``only on this
+    machine`` after a hit whose ``origin`` is ``local``); then its snippet, indented."""
     parts: list[RenderableType] = []
     for hit in hits:
         head = Text()
         head.append(hit.thread.id, style="cyan")
+        if owners:
+            head.append("  by " + printable(hit.thread.owner_id or "you"), style="magenta")
         head.append("  " + printable(hit.thread.title or "(untitled)"), style="bold")
         head.append(f"  score {hit.score:.2f}", style="dim")
         if mark_local and hit.origin == "local":

@@ -11,6 +11,11 @@ each hit's ``origin`` saying where it came from.
 
 When the server cannot be reached (or refuses the token) the local search answers, with
 ``source="local"`` and ``fallback_reason`` saying why.
+
+``workspace`` (an exact ``workspace_root``, API.md section 6 "Search parameters") filters the
+server's search and the local one alike (:func:`filtered_hits`); ``scope`` (``mine``, the
+default, or ``visible``: everything the caller may read) is the server's, and a local search
+only ever holds this machine's threads (issue 16 item 6).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from loomsync.errors import AuthError, NetworkError, ServerError
 from loomsync.store.local import LocalThreadStore
-from loomsync.store.summary import SearchHit, SearchResults, Syntax
+from loomsync.store.summary import Scope, SearchHit, SearchResults, Syntax
 
 if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
     from loomsync.http.client import ThreadSyncClient
@@ -30,23 +35,67 @@ if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
 MAX_LOCAL_LIMIT = 10_000
 
 
-def local_only_hits(
-    local: LocalThreadStore, query: str, ids: set[str], limit: int, floor: float, syntax: Syntax
+def filtered_hits(
+    local: LocalThreadStore,
+    query: str,
+    keep: Callable[[SearchHit], bool],
+    limit: int,
+    floor: float,
+    syntax: Syntax,
 ) -> list[SearchHit]:
-    """The best ``limit`` hits of threads ``ids`` in the local search of the whole store, best
-    first; asks for more hits (doubling) until ``limit`` of them are found, the search has no
-    more, or its last hit scores below ``floor`` (the rest could not enter the page)."""
-    if not ids:
-        return []
+    """The best ``limit`` hits that ``keep`` accepts in the local search of the whole store,
+    best first; asks for more hits (doubling) until ``limit`` of them are found, the search has
+    no more, or its last hit scores below ``floor`` (the rest could not enter the page)."""
     asked = limit
     while True:
         hits = local.search(query, limit=asked, syntax=syntax).hits
-        kept = [hit for hit in hits if hit.thread.id in ids]
+        kept = [hit for hit in hits if keep(hit)]
         if len(kept) >= limit or len(hits) < asked or hits[-1].score < floor:
             return kept[:limit]
         if asked >= MAX_LOCAL_LIMIT:
             return kept[:limit]
         asked = min(asked * 2, MAX_LOCAL_LIMIT)
+
+
+def in_workspace(workspace: str | None) -> Callable[[SearchHit], bool]:
+    """A ``keep`` for :func:`filtered_hits`: hits of threads whose ``workspace_root`` is
+    exactly ``workspace`` (every hit when it is None), as the server filters."""
+    return lambda hit: workspace is None or hit.thread.workspace_root == workspace
+
+
+def local_search(
+    local: LocalThreadStore, query: str, *, limit: int, syntax: Syntax, workspace: str | None
+) -> SearchResults:
+    """The local search (``source="local"``), only threads of ``workspace`` when given.
+
+    Raises:
+        ValueError: ``limit`` < 1.
+    """
+    if workspace is None:
+        return local.search(query, limit=limit, syntax=syntax)
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    hits = filtered_hits(local, query, in_workspace(workspace), limit, float("-inf"), syntax)
+    return SearchResults(hits=hits)
+
+
+def local_only_hits(
+    local: LocalThreadStore,
+    query: str,
+    ids: set[str],
+    limit: int,
+    floor: float,
+    syntax: Syntax,
+    workspace: str | None = None,
+) -> list[SearchHit]:
+    """The best ``limit`` hits of threads ``ids`` (of ``workspace``, when given) in the local
+    search of the whole store, best first (see :func:`filtered_hits`)."""
+    if not ids:
+        return []
+    here = in_workspace(workspace)
+    return filtered_hits(
+        local, query, lambda hit: hit.thread.id in ids and here(hit), limit, floor, syntax
+    )
 
 
 def search(
@@ -57,26 +106,38 @@ def search(
     *,
     limit: int = 20,
     syntax: Syntax = "plain",
+    workspace: str | None = None,
+    scope: Scope = "mine",
 ) -> SearchResults:
     """Server search merged with local-only threads (module docstring); ``local_only`` gives
     the ids of the threads the server lacks. Raises ValueError for ``limit`` < 1."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
+
+    def offline() -> SearchResults:
+        return local_search(local, query, limit=limit, syntax=syntax, workspace=workspace)
+
     if client is None:
-        results = local.search(query, limit=limit, syntax=syntax)
-        return results.model_copy(update={"fallback_reason": "not logged in to a server"})
+        return offline().model_copy(update={"fallback_reason": "not logged in to a server"})
     try:
-        page = client.search(query, limit=limit, syntax=syntax)
+        page = client.search(query, limit=limit, syntax=syntax, workspace=workspace, scope=scope)
     except (NetworkError, ServerError, AuthError) as exc:
-        results = local.search(query, limit=limit, syntax=syntax)
+        results = offline()
         reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
         return results.model_copy(update={"fallback_reason": reason})
     seen = {hit.thread.id for hit in page.hits}
     ids = local_only() - seen
     floor = page.hits[-1].score if len(page.hits) >= limit else float("-inf")
-    extra = local_only_hits(local, query, ids, limit, floor, syntax)
+    extra = local_only_hits(local, query, ids, limit, floor, syntax, workspace)
     merged = sorted([*page.hits, *extra], key=lambda hit: hit.score, reverse=True)
     return page.results(merged[:limit])
 
 
-__all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "search"]
+__all__ = [
+    "MAX_LOCAL_LIMIT",
+    "filtered_hits",
+    "in_workspace",
+    "local_only_hits",
+    "local_search",
+    "search",
+]

@@ -30,14 +30,18 @@ from typing import TYPE_CHECKING, Any
 from loomsync import edits
 from loomsync.config import default_paths
 from loomsync.core.document.model import Thread, Visibility
-from loomsync.errors import (
-    CorruptThreadError,
-    ThreadNotFoundError,
-)
+from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
-from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
+from loomsync.store.summary import (
+    ArchivedFilter,
+    Scope,
+    SearchResults,
+    SyncOutcome,
+    Syntax,
+    ThreadSummary,
+)
 from loomsync.sync import onlinesearch, requeue, saving
 from loomsync.sync.engine import SyncEngine
 from loomsync.sync.merge import snapshot, snapshot_of_head
@@ -157,18 +161,29 @@ class SyncingThreadStore:
         """Local summaries (this machine's copies, synced or not), newest first."""
         return self.local.list(limit=limit, workspace=workspace, archived=archived)
 
-    def search(self, query: str, *, limit: int = 20, syntax: Syntax = "plain") -> SearchResults:
-        """Server search (``syntax`` plain or web) merged by score with the threads only this
-        machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the local search
-        when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``."""
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        syntax: Syntax = "plain",
+        workspace: str | None = None,
+        scope: Scope = "mine",
+    ) -> SearchResults:
+        """Server search (``syntax`` plain or web; ``scope`` mine or visible; only threads of
+        ``workspace``, an exact ``workspace_root``, when given) merged by score with the threads
+        only this machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the
+        local search when the server cannot answer (``fallback_reason`` set). Each hit has its
+        ``origin``."""
 
         def local_only() -> set[str]:
             queued = {e.thread_id for e in self.queue.entries()}
             return queued | {s.id for s in self.local.list() if s.is_private}
 
         return onlinesearch.search(
-            self.client, self.local, local_only, query, limit=limit, syntax=syntax
-        )
+            self.client, self.local, local_only, query, limit=limit, syntax=syntax,
+            workspace=workspace, scope=scope,
+        )  # fmt: skip
 
     # -- writing -----------------------------------------------------------------------------
 
