@@ -421,7 +421,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync.cli import open, search, secrets, sync  # noqa: E402  (their commands)
+from loomsync.cli import open, search, secrets, status, sync  # noqa: E402  (their commands)
 
 
 def main() -> None:
@@ -450,4 +450,4 @@ def _run() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "open", "search", "secrets", "sync"]
+__all__ = ["app", "main", "open", "search", "secrets", "status", "sync"]

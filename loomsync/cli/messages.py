@@ -39,6 +39,30 @@ VISIBLE_NOT_LOCAL = (
 #: ``--mine`` with ``--scope visible``.
 MINE_AND_VISIBLE = "--mine is --scope mine; it cannot go with --scope visible: choose one"
 
+#: The last line of ``loomsync status`` (issue 16 item 5), one per state.
+STATUS_READY = "Ready: changes sync to the server."
+STATUS_NOT_LOGGED_IN = (
+    "Not logged in: threads are kept on this machine only; run "
+    "`loomsync login --server URL --token TOKEN`."
+)
+STATUS_TOKEN_EXPIRED = (
+    "The token expired: log in again with `loomsync login --server URL --token TOKEN` "
+    "(changes are kept here until then)."
+)
+STATUS_TOKEN_REFUSED = (
+    "The server refused the token: log in again with `loomsync login --server URL --token "
+    "TOKEN` (changes are kept here until then)."
+)
+
+
+def status_unreachable(server: str) -> str:
+    """The last line of ``loomsync status`` when ``server`` does not answer (raw text)."""
+    return (
+        f"Cannot reach {server}: is it running? Changes are kept here and sent by the next "
+        "`loomsync sync`."
+    )
+
+
 _FILE_REASONS = {
     errno.ENOENT: "no such folder",
     errno.ENOTDIR: "a part of the path is a file, not a folder",
@@ -118,8 +142,13 @@ def describe(exc: BaseException) -> list[str]:
 __all__ = [
     "MINE_AND_VISIBLE",
     "NOT_LOGGED_IN",
+    "STATUS_NOT_LOGGED_IN",
+    "STATUS_READY",
+    "STATUS_TOKEN_EXPIRED",
+    "STATUS_TOKEN_REFUSED",
     "VISIBLE_NEEDS_LOGIN",
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "status_unreachable",
 ]

@@ -209,12 +209,19 @@ def queue_table(entries: Sequence[PendingEntry]) -> Table:
     return table
 
 
+def queue_counts(entries: Sequence[PendingEntry]) -> tuple[int, int]:
+    """``(pending, failed)`` of the queue's entries: the counts ``sync --status`` and
+    ``status`` show."""
+    failed = sum(e.failed for e in entries)
+    return len(entries) - failed, failed
+
+
 def queue_status(entries: Sequence[PendingEntry]) -> list[RenderableType]:
     """``loomsync sync --status``: ``N pending, M failed.`` and the queue table."""
     if not entries:
         return [Text("Nothing to sync: every change is on the server.")]
-    failed = sum(e.failed for e in entries)
-    return [Text(f"{len(entries) - failed} pending, {failed} failed."), queue_table(entries)]
+    pending, failed = queue_counts(entries)
+    return [Text(f"{pending} pending, {failed} failed."), queue_table(entries)]
 
 
 def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
@@ -273,6 +280,7 @@ __all__ = [
     "outcome_line",
     "print_json",
     "print_lines",
+    "queue_counts",
     "queue_status",
     "queue_table",
     "resume_summary",
