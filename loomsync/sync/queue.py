@@ -58,6 +58,9 @@ class PendingEntry(BaseModel):
         failed_at: set when the server refused for good (413, 422, ...): not retried until the
             thread is saved again or a retry of failed entries is asked for.
         next_attempt_at: not before this time (exponential backoff with jitter).
+        token_refused_at: set when the last attempt got a 401 (the token expired, was revoked
+            or is not valid; issue 16 item 3): the entry waits for a new login, neither failed
+            nor backed off as if offline (:meth:`PendingSyncQueue.wait_for_login`).
     """
 
     thread_id: str
@@ -70,6 +73,7 @@ class PendingEntry(BaseModel):
     last_error: str | None = None
     failed_at: UtcDatetime | None = None
     next_attempt_at: UtcDatetime | None = None
+    token_refused_at: UtcDatetime | None = None
 
     @field_validator("thread_id")
     @classmethod
@@ -82,6 +86,11 @@ class PendingEntry(BaseModel):
     def failed(self) -> bool:
         """True when refused for good."""
         return self.failed_at is not None
+
+    @property
+    def waiting_for_login(self) -> bool:
+        """True when the server refused the token on the last attempt (a 401)."""
+        return self.token_refused_at is not None and not self.failed
 
     def due(self, now: datetime) -> bool:
         """True when not failed and its backoff has passed."""
@@ -281,7 +290,7 @@ class PendingSyncQueue:
                         return True
                     entry.generation += 1
                     entry.updated_at = now
-                    entry.failed_at = entry.next_attempt_at = None
+                    entry.failed_at = entry.next_attempt_at = entry.token_refused_at = None
                     if payload is not None:
                         entry.payload = edits.compose_patches(entry.payload or {}, payload)
                     return True
@@ -325,6 +334,7 @@ class PendingSyncQueue:
 
         def update(entry: PendingEntry, same: bool) -> bool:
             entry.retry_count, entry.last_error, entry.next_attempt_at = 0, None, None
+            entry.token_refused_at = None
             return same and not changed_since
 
         self._update(done, update)
@@ -337,6 +347,20 @@ class PendingSyncQueue:
             entry.last_error = error
             delay = backoff_delay(entry.retry_count - 1, base=base, cap=cap)
             entry.next_attempt_at = edits.now() + timedelta(seconds=delay)
+            entry.token_refused_at = None
+            return False
+
+        self._update(done, update)
+
+    def wait_for_login(self, done: PendingEntry, error: str) -> None:
+        """The server refused the token (401): keep the entry pending for a new login, with
+        ``error`` as its last error; its retry count and backoff are left alone (a refused
+        token says nothing about this entry; the background sync backs off as a whole:
+        :class:`loomsync.sync.worker.BackgroundSync`)."""
+
+        def update(entry: PendingEntry, _same: bool) -> bool:
+            entry.last_error = error
+            entry.token_refused_at = edits.now()
             return False
 
         self._update(done, update)
@@ -348,6 +372,7 @@ class PendingSyncQueue:
         def update(entry: PendingEntry, same: bool) -> bool:
             entry.retry_count += 1
             entry.last_error = error
+            entry.token_refused_at = None
             if same and not changed_since:
                 entry.failed_at = edits.now()
             return False
@@ -365,6 +390,21 @@ class PendingSyncQueue:
     def failed(self) -> list[PendingEntry]:
         """Entries refused for good."""
         return [e for e in self.entries() if e.failed]
+
+    def drop_failed(self, thread_id: str | None = None) -> list[PendingEntry]:
+        """Remove the failed entries (of ``thread_id`` only, if given); pending ones stay.
+        Returns what was removed, as it was (``loomsync sync --drop``, ``--discard-failed``)."""
+        removed: list[PendingEntry] = []
+
+        def change(entries: list[PendingEntry]) -> bool:
+            for entry in entries:
+                if entry.failed and thread_id in (None, entry.thread_id):
+                    removed.append(entry)
+            entries[:] = [e for e in entries if all(e is not r for r in removed)]
+            return bool(removed)
+
+        self._change(change)
+        return removed
 
 
 __all__ = ["Op", "PendingEntry", "PendingSyncQueue", "Rebuild", "backoff_delay"]

@@ -43,6 +43,7 @@ from loomsync.store.summary import (
     ThreadSummary,
 )
 from loomsync.sync import onlinesearch, requeue, saving
+from loomsync.sync.counts import QueueCounts, queue_counts
 from loomsync.sync.engine import SyncEngine
 from loomsync.sync.merge import snapshot, snapshot_of_head
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
@@ -373,6 +374,11 @@ class SyncingThreadStore:
     def pending_count(self) -> int:
         """Queue entries still to send (failed ones not counted)."""
         return self.queue.pending_count()
+
+    def counts(self) -> QueueCounts:
+        """Pending, failed and waiting-for-login entries (:mod:`loomsync.sync.counts`): what
+        ``loomsync sync`` and ``loomsync status`` print."""
+        return queue_counts(self.queue.entries())
 
     def status(self) -> builtins.list[PendingEntry]:
         """Every queue entry, pending and failed, with retry count and last error."""
