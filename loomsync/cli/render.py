@@ -51,7 +51,7 @@ def thread_table(
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("ID", no_wrap=True, style="cyan")
     if owners:
-        table.add_column("OWNER", overflow="fold", max_width=16)
+        table.add_column("OWNER", no_wrap=True)
     table.add_column("TITLE", overflow="fold", ratio=1)
     table.add_column("MSGS", justify="right", no_wrap=True)
     table.add_column("LAST ACTIVITY", no_wrap=True)
@@ -209,19 +209,12 @@ def queue_table(entries: Sequence[PendingEntry]) -> Table:
     return table
 
 
-def queue_counts(entries: Sequence[PendingEntry]) -> tuple[int, int]:
-    """``(pending, failed)`` of the queue's entries: the counts ``sync --status`` and
-    ``status`` show."""
-    failed = sum(e.failed for e in entries)
-    return len(entries) - failed, failed
-
-
 def queue_status(entries: Sequence[PendingEntry]) -> list[RenderableType]:
     """``loomsync sync --status``: ``N pending, M failed.`` and the queue table."""
     if not entries:
         return [Text("Nothing to sync: every change is on the server.")]
-    pending, failed = queue_counts(entries)
-    return [Text(f"{pending} pending, {failed} failed."), queue_table(entries)]
+    failed = sum(e.failed for e in entries)
+    return [Text(f"{len(entries) - failed} pending, {failed} failed."), queue_table(entries)]
 
 
 def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
@@ -280,7 +273,6 @@ __all__ = [
     "outcome_line",
     "print_json",
     "print_lines",
-    "queue_counts",
     "queue_status",
     "queue_table",
     "resume_summary",

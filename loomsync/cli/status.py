@@ -4,7 +4,7 @@ Registered on the one typer app of :mod:`loomsync.cli.main`.
 It says the server URL and whether it answers (and its version), the user and organization
 **from the token** (read, not verified: only the server can verify it, and its answer is
 shown too), when the token expires, the sync queue's pending and failed counts (the same
-reconcile and count as ``loomsync sync --status``: :func:`loomsync.cli.render.queue_counts`)
+reconcile and count as ``loomsync sync``: :mod:`loomsync.sync.counts`)
 and the local store's folder, size and thread count.
 
 Exit codes (a script's ``loomsync status && …`` means "ready to sync"; every case still prints
@@ -34,6 +34,7 @@ from loomsync.cli.sync import _say
 from loomsync.cli.tokens import TokenFacts
 from loomsync.config import default_paths, load_config
 from loomsync.http.probe import ServerCheck, check
+from loomsync.sync.counts import QueueCounts
 from loomsync.terminal import printable
 
 READY = 0
@@ -95,8 +96,7 @@ class Status:
     server_url: str | None
     token: TokenFacts | None
     server: ServerCheck | None
-    pending: int
-    failed: int
+    queue: QueueCounts
     store: StoreFacts
     now: datetime
 
@@ -117,7 +117,7 @@ class Status:
     def as_dict(self) -> dict[str, object]:
         """The ``--json`` form: ``{state, exit_code, server: {url, reachable, version,
         detail}, token: null | {user, org, expires_at, issued_at, expired, verified: false,
-        accepted}, queue: {pending, failed}, store: {path, bytes, threads}}`` (times RFC 3339
+        accepted}, queue: {pending, failed, waiting_for_login}, store: {path, bytes, threads}}`` (times RFC 3339
         UTC; ``reachable``/``accepted`` null when not asked)."""
         server = self.server
         token = self.token
@@ -143,7 +143,7 @@ class Status:
                 if server is None or server.token == "unchecked"
                 else server.token == "accepted",
             },
-            "queue": {"pending": self.pending, "failed": self.failed},
+            "queue": self.queue.as_dict(),
             "store": {
                 "path": str(self.store.path),
                 "bytes": self.store.size,
@@ -225,9 +225,12 @@ def report(found: Status) -> list[Text]:
         ]
     else:
         lines.append(_labelled("User", Text("not logged in")))
-    queue = f"{found.pending} pending, {found.failed} failed"
-    hint = " (`loomsync sync --status` lists them)" if found.pending or found.failed else ""
-    lines.append(_labelled("Queue", Text(queue + hint, style="red" if found.failed else "")))
+    counts = found.queue
+    waiting = counts.waiting_for_login
+    login = f" ({waiting} waiting for a login)" if waiting else ""
+    queue = f"{counts.pending} pending{login}, {counts.failed} failed"
+    hint = " (`loomsync sync --status` lists them)" if counts.total else ""
+    lines.append(_labelled("Queue", Text(queue + hint, style="red" if counts.failed else "")))
     store = found.store
     count = f"{store.threads} thread{'s' if store.threads != 1 else ''}"
     size = f"{decimal(store.size)} on disk ({store.size:,} bytes)"
@@ -244,7 +247,7 @@ def status(as_json: JsonOption = False) -> None:
     token = config.token.get_secret_value() if config.token else None
     with _store() as store:
         found_requeue = store.rescan()  # as `sync --status` does: the counts are the same
-        pending, failed = render.queue_counts(store.status())
+        counts = store.counts()
         threads = len(store.local.list(archived="any"))
         root = store.local.root
     server = None
@@ -254,8 +257,7 @@ def status(as_json: JsonOption = False) -> None:
         config.server_url,
         TokenFacts.of(token) if token else None,
         server,
-        pending,
-        failed,
+        counts,
         StoreFacts(root, folder_size(root), threads),
         datetime.now(UTC),
     )
