@@ -40,7 +40,6 @@ VISIBLE_NOT_LOCAL = (
 MINE_AND_VISIBLE = "--mine is --scope mine; it cannot go with --scope visible: choose one"
 
 #: The last line of ``loomsync status`` (issue 16 item 5), one per state.
-STATUS_READY = "Ready: changes sync to the server."
 STATUS_NOT_LOGGED_IN = (
     "Not logged in: threads are kept on this machine only; run "
     "`loomsync login --server URL --token TOKEN`."
@@ -53,6 +52,15 @@ STATUS_TOKEN_REFUSED = (
     "The server refused the token: log in again with `loomsync login --server URL --token "
     "TOKEN` (changes are kept here until then)."
 )
+
+
+def status_ready(failed: int) -> str:
+    """The last line of ``loomsync status`` when it can sync; ``failed`` entries are named."""
+    if not failed:
+        return "Ready: changes sync to the server."
+    return (
+        f"Ready: changes sync to the server ({failed} failed: `loomsync sync --status` says why)."
+    )
 
 
 def status_unreachable(server: str) -> str:
@@ -143,12 +151,12 @@ __all__ = [
     "MINE_AND_VISIBLE",
     "NOT_LOGGED_IN",
     "STATUS_NOT_LOGGED_IN",
-    "STATUS_READY",
     "STATUS_TOKEN_EXPIRED",
     "STATUS_TOKEN_REFUSED",
     "VISIBLE_NEEDS_LOGIN",
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "status_ready",
     "status_unreachable",
 ]

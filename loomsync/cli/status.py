@@ -200,7 +200,7 @@ def _token_line(found: Status) -> Text:
 def _verdict(found: Status) -> Text:
     state = found.state
     if state == "ready":
-        return Text(messages.STATUS_READY, style="green")
+        return Text(messages.status_ready(found.queue.failed), style="green")
     if state == "not_logged_in":
         return Text(messages.STATUS_NOT_LOGGED_IN, style="yellow")
     if state == "token_expired":
