@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.filesize import decimal
@@ -33,9 +33,11 @@ from loomsync.cli.main import JsonOption, _store, app, console
 from loomsync.cli.sync import _say
 from loomsync.cli.tokens import TokenFacts
 from loomsync.config import default_paths, load_config
-from loomsync.http.probe import ServerCheck, check
-from loomsync.sync.counts import QueueCounts
 from loomsync.terminal import printable
+
+if TYPE_CHECKING:  # the HTTP client loads when the command runs (tests/client/test_startup.py)
+    from loomsync.http.probe import ServerCheck
+    from loomsync.sync.counts import QueueCounts
 
 READY = 0
 NEEDS_LOGIN = 3
@@ -242,6 +244,8 @@ def report(found: Status) -> list[Text]:
 def status(as_json: JsonOption = False) -> None:
     """Who you are, whether the server answers, what waits to sync, and the local store
     (exit code 0 ready, 3 log in again, 4 server unreachable)."""
+    from loomsync.http.probe import check
+
     paths = default_paths()
     config = load_config(paths)
     token = config.token.get_secret_value() if config.token else None
