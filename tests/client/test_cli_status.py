@@ -131,6 +131,12 @@ def test_logged_in_and_online_reports_who_and_what_waits(
     assert data["queue"] == {"pending": 1, "failed": 1, "waiting_for_login": 0}
     assert data["store"]["threads"] == 3
     assert data["store"]["bytes"] == _store_bytes(someone)
+    assert someone("logout").code == 0  # the URL is kept, the token is gone
+    after = someone("status")
+    assert after.code == 3
+    assert _lines(after.out)["Server"] == f"{live_server.url}: reachable, version {__version__}"
+    assert _lines(after.out)["User"] == "not logged in"
+    assert _lines(after.out)[""].startswith("Not logged in: ")
 
 
 def test_server_down_exits_4_and_keeps_reporting(
