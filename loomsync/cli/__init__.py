@@ -1,3 +1,4 @@
 """The ``loomsync`` command: :mod:`loomsync.cli.main` (the typer app and ``main``), one module
-per command group (links, open, search, secrets, sync) and how a thread is shown (render, shown).
+per command group (links, mcpserver, open, search, secrets, sync) and how a thread is shown
+(render; the redaction of what is shown and short ids are in loomsync/store: shown, shortids).
 """

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import ids, messages, render, scopes, shown, tokens, urls
+from loomsync.cli import messages, render, scopes, tokens, urls
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError
 from loomsync.http.connect import open_store
+from loomsync.store import shortids, shown
 from loomsync.store.summary import ArchivedFilter
 from loomsync.terminal import TerminalConsole, printable
 
@@ -208,8 +209,8 @@ def _warn(lines: Iterable[str]) -> None:
 
 
 def _thread_id(store: SyncingThreadStore, ref: str) -> str:
-    """The whole id a thread argument names: an id, or a short one (loomsync/cli/ids.py)."""
-    return ids.resolve(store.local, ref)
+    """The whole id a thread argument names: an id, or a short one (loomsync/store/shortids.py)."""
+    return shortids.resolve(store.local, ref)
 
 
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
@@ -421,7 +422,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync.cli import open, search, secrets, status, sync  # noqa: E402  (their commands)
+from loomsync.cli import mcpserver, open, search, secrets, status, sync  # noqa: E402
 
 
 def main() -> None:
@@ -450,4 +451,4 @@ def _run() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "open", "search", "secrets", "status", "sync"]
+__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "status", "sync"]

@@ -5,7 +5,8 @@ phrase) nor a reason said twice.
 :func:`describe` is called by :func:`loomsync.cli.main.main` for every error a command lets
 through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the command could not
 read or write). :func:`cannot` makes the error for a file a command was asked to read or
-write, naming what it was doing.
+write, naming what it was doing. :func:`for_agent` words an error for a model calling a tool
+of ``loomsync mcp`` (issue 17 item 3): the next step is a tool call, or what to ask the user.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from loomsync.cli.ids import AmbiguousThreadIdError
 from loomsync.errors import (
     AuthError,
     GoneError,
@@ -24,6 +24,7 @@ from loomsync.errors import (
     SyncError,
     ThreadNotFoundError,
 )
+from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
 
 #: Any command that needs the server, run while logged out.
 NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
@@ -147,6 +148,18 @@ def describe(exc: BaseException) -> list[str]:
     return [f"unexpected {type(exc).__name__}: {exc}"]
 
 
+def for_agent(exc: BaseException) -> str:
+    """What a tool of ``loomsync mcp`` says when ``exc`` stops it (raw text, one paragraph):
+    a thread that is not found, or an id that is not one, points to ``list_threads`` and
+    ``search_threads``; the rest as :func:`describe` words it for a person."""
+    find = "call list_threads or search_threads to find the thread's id, then read_thread with it"
+    if isinstance(exc, NotAThreadIdError):
+        return f"not a thread id: give the id (T-…) or at least its first 4 hex digits; {find}."
+    if isinstance(exc, ThreadNotFoundError):
+        return f"no thread {exc.thread_id} on this machine or on the server; {find}."
+    return " ".join(describe(exc))
+
+
 __all__ = [
     "MINE_AND_VISIBLE",
     "NOT_LOGGED_IN",
@@ -157,6 +170,7 @@ __all__ = [
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "for_agent",
     "status_ready",
     "status_unreachable",
 ]

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from loomsync.cli import ids
 from loomsync.cli.main import app, console, errors
 from loomsync.config import default_paths, load_config
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import format_utc_minute
 from loomsync.errors import ConfigError, GoneError, RemoteNotFoundError
+from loomsync.store import shortids
 from loomsync.terminal import printable
 
 if TYPE_CHECKING:  # the HTTP client is imported by the command that uses it
@@ -72,10 +72,10 @@ def open_command(
     with ThreadSyncClient.from_config(config) as client:
         try:
             if thread is not None:
-                thread = ids.resolve(LocalThreadStore(paths.threads_dir), thread)
+                thread = shortids.resolve(LocalThreadStore(paths.threads_dir), thread)
                 must_exist(client, str(ThreadId.parse(thread)))
             link = login_link(client, thread)
-        except (InvalidThreadId, ids.NotAThreadIdError) as exc:
+        except (InvalidThreadId, shortids.NotAThreadIdError) as exc:
             raise typer.BadParameter(str(exc), param_hint="'ID'") from None
     console.print(printable(link.url), soft_wrap=True)
     until = format_utc_minute(link.expires_at)

@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render, scopes, shown
+from loomsync.cli import messages, render, scopes
 from loomsync.cli.main import (
     JsonOption,
     MineOption,
@@ -31,6 +31,7 @@ from loomsync.cli.main import (
     console,
     errors,
 )
+from loomsync.store import shown
 from loomsync.store.summary import SearchResults, Syntax
 from loomsync.terminal import printable
 

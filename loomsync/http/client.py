@@ -429,6 +429,7 @@ class ThreadSyncClient(ShareLinkCalls):
 
 __all__ = [
     "AppendResult",
+    "Scope",
     "SearchPage",
     "ThreadPage",
     "ThreadSyncClient",

@@ -12,10 +12,10 @@ each hit's ``origin`` saying where it came from.
 When the server cannot be reached (or refuses the token) the local search answers, with
 ``source="local"`` and ``fallback_reason`` saying why.
 
-``workspace`` (an exact ``workspace_root``, API.md section 6 "Search parameters") filters the
-server's search and the local one alike (:func:`filtered_hits`); ``scope`` (``mine``, the
-default, or ``visible``: everything the caller may read) is the server's, and a local search
-only ever holds this machine's threads (issue 16 item 6).
+``workspace`` keeps only threads of that workspace root (the server filters its own; local
+hits are those of the local threads with that root, found by :func:`local_only_hits`);
+``scope`` is the server's (``visible``: also threads others share with the user's
+organization, API.md section 6); this machine holds only the user's threads either way.
 """
 
 from __future__ import annotations
@@ -25,77 +25,33 @@ from typing import TYPE_CHECKING
 
 from loomsync.errors import AuthError, NetworkError, ServerError
 from loomsync.store.local import LocalThreadStore
-from loomsync.store.summary import Scope, SearchHit, SearchResults, Syntax
+from loomsync.store.summary import SearchHit, SearchResults, Syntax
 
 if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one
-    from loomsync.http.client import ThreadSyncClient
+    from loomsync.http.client import Scope, ThreadSyncClient
 
 #: Most hits the local search is asked for at once while looking for local-only threads
 #: (doubled from ``limit`` until enough are found or the rest score below the page).
 MAX_LOCAL_LIMIT = 10_000
 
 
-def filtered_hits(
-    local: LocalThreadStore,
-    query: str,
-    keep: Callable[[SearchHit], bool],
-    limit: int,
-    floor: float,
-    syntax: Syntax,
+def local_only_hits(
+    local: LocalThreadStore, query: str, ids: set[str], limit: int, floor: float, syntax: Syntax
 ) -> list[SearchHit]:
-    """The best ``limit`` hits that ``keep`` accepts in the local search of the whole store,
-    best first; asks for more hits (doubling) until ``limit`` of them are found, the search has
-    no more, or its last hit scores below ``floor`` (the rest could not enter the page)."""
+    """The best ``limit`` hits of threads ``ids`` in the local search of the whole store, best
+    first; asks for more hits (doubling) until ``limit`` of them are found, the search has no
+    more, or its last hit scores below ``floor`` (the rest could not enter the page)."""
+    if not ids:
+        return []
     asked = limit
     while True:
         hits = local.search(query, limit=asked, syntax=syntax).hits
-        kept = [hit for hit in hits if keep(hit)]
+        kept = [hit for hit in hits if hit.thread.id in ids]
         if len(kept) >= limit or len(hits) < asked or hits[-1].score < floor:
             return kept[:limit]
         if asked >= MAX_LOCAL_LIMIT:
             return kept[:limit]
         asked = min(asked * 2, MAX_LOCAL_LIMIT)
-
-
-def in_workspace(workspace: str | None) -> Callable[[SearchHit], bool]:
-    """A ``keep`` for :func:`filtered_hits`: hits of threads whose ``workspace_root`` is
-    exactly ``workspace`` (every hit when it is None), as the server filters."""
-    return lambda hit: workspace is None or hit.thread.workspace_root == workspace
-
-
-def local_search(
-    local: LocalThreadStore, query: str, *, limit: int, syntax: Syntax, workspace: str | None
-) -> SearchResults:
-    """The local search (``source="local"``), only threads of ``workspace`` when given.
-
-    Raises:
-        ValueError: ``limit`` < 1.
-    """
-    if workspace is None:
-        return local.search(query, limit=limit, syntax=syntax)
-    if limit < 1:
-        raise ValueError("limit must be at least 1")
-    hits = filtered_hits(local, query, in_workspace(workspace), limit, float("-inf"), syntax)
-    return SearchResults(hits=hits)
-
-
-def local_only_hits(
-    local: LocalThreadStore,
-    query: str,
-    ids: set[str],
-    limit: int,
-    floor: float,
-    syntax: Syntax,
-    workspace: str | None = None,
-) -> list[SearchHit]:
-    """The best ``limit`` hits of threads ``ids`` (of ``workspace``, when given) in the local
-    search of the whole store, best first (see :func:`filtered_hits`)."""
-    if not ids:
-        return []
-    here = in_workspace(workspace)
-    return filtered_hits(
-        local, query, lambda hit: hit.thread.id in ids and here(hit), limit, floor, syntax
-    )
 
 
 def search(
@@ -106,38 +62,46 @@ def search(
     *,
     limit: int = 20,
     syntax: Syntax = "plain",
-    workspace: str | None = None,
     scope: Scope = "mine",
+    workspace: str | None = None,
 ) -> SearchResults:
     """Server search merged with local-only threads (module docstring); ``local_only`` gives
     the ids of the threads the server lacks. Raises ValueError for ``limit`` < 1."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
-
-    def offline() -> SearchResults:
-        return local_search(local, query, limit=limit, syntax=syntax, workspace=workspace)
-
     if client is None:
-        return offline().model_copy(update={"fallback_reason": "not logged in to a server"})
+        results = local_search(local, query, limit, syntax, workspace)
+        return results.model_copy(update={"fallback_reason": "not logged in to a server"})
     try:
-        page = client.search(query, limit=limit, syntax=syntax, workspace=workspace, scope=scope)
+        page = client.search(query, limit=limit, syntax=syntax, scope=scope, workspace=workspace)
     except (NetworkError, ServerError, AuthError) as exc:
-        results = offline()
+        results = local_search(local, query, limit, syntax, workspace)
         reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
         return results.model_copy(update={"fallback_reason": reason})
     seen = {hit.thread.id for hit in page.hits}
     ids = local_only() - seen
+    if workspace is not None:
+        ids &= _in_workspace(local, workspace)
     floor = page.hits[-1].score if len(page.hits) >= limit else float("-inf")
-    extra = local_only_hits(local, query, ids, limit, floor, syntax, workspace)
+    extra = local_only_hits(local, query, ids, limit, floor, syntax)
     merged = sorted([*page.hits, *extra], key=lambda hit: hit.score, reverse=True)
     return page.results(merged[:limit])
 
 
-__all__ = [
-    "MAX_LOCAL_LIMIT",
-    "filtered_hits",
-    "in_workspace",
-    "local_only_hits",
-    "local_search",
-    "search",
-]
+def _in_workspace(local: LocalThreadStore, workspace: str) -> set[str]:
+    return {row.id for row in local.list(workspace=workspace)}
+
+
+def local_search(
+    local: LocalThreadStore, query: str, limit: int, syntax: Syntax, workspace: str | None
+) -> SearchResults:
+    """The local search (``source="local"``), of the threads of ``workspace`` (an exact
+    ``workspace_root``) only when it is given: ``search --local --workspace`` and the fallback
+    of an online search filter alike (issue 16 item 6)."""
+    if workspace is None:
+        return local.search(query, limit=limit, syntax=syntax)
+    ids = _in_workspace(local, workspace)
+    return SearchResults(hits=local_only_hits(local, query, ids, limit, float("-inf"), syntax))
+
+
+__all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "local_search", "search"]

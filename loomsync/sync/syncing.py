@@ -30,18 +30,14 @@ from typing import TYPE_CHECKING, Any
 from loomsync import edits
 from loomsync.config import default_paths
 from loomsync.core.document.model import Thread, Visibility
-from loomsync.errors import CorruptThreadError, ThreadNotFoundError
+from loomsync.errors import (
+    CorruptThreadError,
+    ThreadNotFoundError,
+)
 from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
-from loomsync.store.summary import (
-    ArchivedFilter,
-    Scope,
-    SearchResults,
-    SyncOutcome,
-    Syntax,
-    ThreadSummary,
-)
+from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
 from loomsync.sync import onlinesearch, requeue, saving
 from loomsync.sync.counts import QueueCounts, queue_counts
 from loomsync.sync.engine import SyncEngine
@@ -52,7 +48,7 @@ from loomsync.sync.worker import BackgroundSync
 
 if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one; the detector when used
     from loomsync.core.secrets import Located
-    from loomsync.http.client import ThreadSyncClient
+    from loomsync.http.client import Scope, ThreadSyncClient
 
 log = logging.getLogger(__name__)
 
@@ -168,22 +164,21 @@ class SyncingThreadStore:
         *,
         limit: int = 20,
         syntax: Syntax = "plain",
-        workspace: str | None = None,
         scope: Scope = "mine",
+        workspace: str | None = None,
     ) -> SearchResults:
-        """Server search (``syntax`` plain or web; ``scope`` mine or visible; only threads of
-        ``workspace``, an exact ``workspace_root``, when given) merged by score with the threads
-        only this machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the
-        local search when the server cannot answer (``fallback_reason`` set). Each hit has its
-        ``origin``."""
+        """Server search (``syntax`` plain or web) merged by score with the threads only this
+        machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the local search
+        when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``.
+        ``scope`` and ``workspace`` filter as the server's search does (API.md section 6)."""
 
         def local_only() -> set[str]:
             queued = {e.thread_id for e in self.queue.entries()}
             return queued | {s.id for s in self.local.list() if s.is_private}
 
         return onlinesearch.search(
-            self.client, self.local, local_only, query, limit=limit, syntax=syntax,
-            workspace=workspace, scope=scope,
+            self.client, self.local, local_only, query,
+            limit=limit, syntax=syntax, scope=scope, workspace=workspace,
         )  # fmt: skip
 
     # -- writing -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
-from tests.client.conftest import LiveServer, Person, login, make_client
+from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, make_client
 from tests.homes import home_env
 from tests.importers.corpus import TRANSCRIPTS as DATA
 
@@ -240,9 +240,19 @@ def test_shell_completion_is_offered(person: Person) -> None:
     helped = person("--help")
     assert "--install-completion" in helped.out
     assert "--show-completion" in helped.out
-    shown = person("--show-completion", "bash", env={"SHELL": "/bin/bash"})
-    assert shown.code == 0
-    assert "_loomsync_completion" in shown.out
+    # Typer finds the shell among the process's ancestors (shellingham), as it is in a
+    # terminal: run from a bash that stays the parent (``&& :`` keeps bash from exec-ing it),
+    # not from whatever started pytest (a detached runner has no shell above it at all).
+    shown = subprocess.run(
+        ["bash", "-c", '"$0" --show-completion && :', str(LOOMSYNC)],
+        env={**person.env, "SHELL": "/bin/bash"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=person.home,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "_loomsync_completion" in shown.stdout
 
 
 def _on_a_terminal(person: Person, *args: str, env: dict[str, str]) -> bytes:

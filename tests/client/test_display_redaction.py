@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from loomsync.cli import shown
 from loomsync.core.document import codec
+from loomsync.store import shown
 from loomsync.store.redaction import Redaction
 from tests.client.conftest import Person
 from tests.client.test_redaction import AWS, AWS_MARK, GH, GH_MARK, holds_no_secret, leaky

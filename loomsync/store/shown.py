@@ -1,4 +1,5 @@
-"""Thread text the CLI prints, redacted first (issue 12 item 1: a credential is never shown).
+"""Thread text the CLI prints and ``loomsync mcp`` returns, redacted first (issue 12 item 1: a
+credential is never shown; issue 17 item 3).
 
 A server may hold a thread unredacted (stored under ``LOOMSYNC_SECRET_SCAN=off``, or by an
 older client), so ``loomsync list --server``, ``loomsync search`` and their ``--json`` forms
