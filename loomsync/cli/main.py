@@ -21,13 +21,11 @@ from rich.text import Text
 
 from loomsync.cli import messages, render, scopes, tokens, urls
 from loomsync.config import clear_login, default_paths, load_config, save_login
-from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, ConfigError
 from loomsync.http.connect import open_store
-from loomsync.store import shortids, shown
-from loomsync.store.summary import ArchivedFilter
+from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
 
 if TYPE_CHECKING:
@@ -156,52 +154,6 @@ def logout() -> None:
         console.print("Not logged in.")
 
 
-@app.command("list")
-def list_threads(
-    server: Annotated[
-        bool, typer.Option("--server", help="List the server's copies instead.")
-    ] = False,
-    all_: Annotated[bool, typer.Option("--all", help="Include archived threads.")] = False,
-    archived: Annotated[bool, typer.Option("--archived", help="Only archived threads.")] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 50,
-    workspace: Annotated[
-        str | None, typer.Option(help="Only threads of this workspace root.")
-    ] = None,
-    scope: ScopeOption = "mine",
-    mine: MineOption = False,
-    as_json: JsonOption = False,
-) -> None:
-    """List threads, newest activity first, with their sync state (--scope visible: the
-    server's threads you may read, with their owner)."""
-    which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
-    scope = scopes.chosen(scope, mine)
-    with _store() as store:
-        if server or scope == "visible":
-            client = scopes.require_login(store, scope)
-            page = client.list_threads(
-                limit=min(limit, 200), workspace=workspace, archived=which, scope=scope
-            )
-            rows, sync = shown.summaries(store.local.redaction, page.threads), None  # maybe raw
-            _warn(str(entry) for entry in page.skipped)
-        else:  # the summary index holds summaries redacted: no detector to load here
-            rows = store.list(limit=limit, workspace=workspace, archived=which)
-            entries = store.status()
-            sync = render.sync_states(
-                rows,
-                entries,
-                lambda i: store.states.get(i).base is not None,
-                logged_in=store.client is not None,
-            )
-            _warn(str(problem) for problem in store.local.problems)
-    if as_json:
-        out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
-        render.print_json(console, out)
-    elif not rows:
-        console.print("No threads." if server or scope == "visible" else "No threads yet.")
-    else:
-        console.print(render.thread_table(rows, sync, owners=scope == "visible"))
-
-
 def _warn(lines: Iterable[str]) -> None:
     """Each line (raw text) as a yellow ``warning:`` line on stderr, made printable."""
     for line in lines:
@@ -218,23 +170,6 @@ def _load(store: SyncingThreadStore, ref: str) -> Thread:
     if not ref.startswith("T-") and path.suffix in (".json", ".jsonl"):
         return store.load_file(path)
     return store.load(_thread_id(store, ref))
-
-
-@app.command()
-def show(
-    thread: Annotated[
-        str, typer.Argument(help="Thread id (or its first 4+ hex digits), or a .json thread file.")
-    ],
-    as_json: JsonOption = False,
-    full: Annotated[bool, typer.Option("--full", help="Show tool output in full.")] = False,
-) -> None:
-    """Show a thread as a readable transcript (or its JSON document), credentials replaced."""
-    with _store() as store:
-        loaded = store.local.redaction.thread(_load(store, thread))  # files of older clients
-    if as_json:
-        console.write_json(codec.encode_thread(loaded))
-    else:
-        console.print(render.transcript(loaded, full=full))
 
 
 def _edit_command(verb: str, ref: str, change: Any) -> None:
@@ -422,7 +357,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync.cli import mcpserver, open, search, secrets, status, sync  # noqa: E402
+from loomsync.cli import listing, mcpserver, open, search, secrets, showing, status, sync  # noqa: E402
 
 
 def main() -> None:
@@ -451,4 +386,15 @@ def _run() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "status", "sync"]
+__all__ = [
+    "app",
+    "listing",
+    "main",
+    "mcpserver",
+    "open",
+    "search",
+    "secrets",
+    "showing",
+    "status",
+    "sync",
+]

@@ -97,6 +97,46 @@ def cannot(verb: str, path: Path, exc: OSError) -> LoomsyncError:
     return LoomsyncError(f"cannot {verb} {path}: {reason}")
 
 
+def more_rows(more: int | None, cursor: str, limit: int) -> str:
+    """The note after a listing that stopped at ``--limit`` (issue 16 item 7): ``12 more:
+    --limit 0 lists every one, --cursor C the next 50.`` (``more`` None: the server does not
+    say how many)."""
+    head = f"{more} more" if more is not None else "More on the server"
+    return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
+
+
+def not_a_cursor(cursor: str) -> str:
+    """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
+    return (
+        f"{cursor[:60]!r} is not a cursor of this machine's list: give the one the last "
+        "`loomsync list` printed (a cursor of `list --server` works with --server only)"
+    )
+
+
+def not_a_server_cursor(cursor: str, reason: str | None) -> str:
+    """Why the server refused ``list --server --cursor`` (exit code 2)."""
+    why = f" ({reason.rstrip('.')})" if reason else ""
+    return (
+        f"the server did not take {cursor[:60]!r} as a cursor{why}: give the one the last "
+        "`loomsync list --server` printed (a cursor of this machine's list works without "
+        "--server only)"
+    )
+
+
+def no_such_messages(first: int, last: int | None, count: int) -> str:
+    """Why ``show --from FIRST --to LAST`` refused (exit code 2): the thread holds messages
+    0 to ``count - 1`` (message numbers are API.md's 0-based ``message_index``)."""
+    asked = f"--from {first}" + (f" --to {last}" if last is not None else "")
+    if count == 0:
+        return f"{asked}: the thread has no messages"
+    if last is not None and last < first:
+        return f"{asked}: --to is before --from; give --from N --to M with N <= M"
+    return (
+        f"{asked}: the thread has {count} message{'s' if count != 1 else ''}, numbered 0 to "
+        f"{count - 1} (the #N of `loomsync show`)"
+    )
+
+
 def _server(exc: SyncError) -> str:
     url = exc.url or ""
     cut = url.find("/api/")
@@ -171,6 +211,10 @@ __all__ = [
     "cannot",
     "describe",
     "for_agent",
+    "more_rows",
+    "no_such_messages",
+    "not_a_cursor",
+    "not_a_server_cursor",
     "status_ready",
     "status_unreachable",
 ]

@@ -11,13 +11,13 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
-from rich.table import Table
 from rich.text import Text
 
+from loomsync.cli.tables import Column, fitted, tsv
 from loomsync.core.document import codec, jsontext
 from loomsync.core.document.model import Message, Thread, format_utc_minute
 from loomsync.store.summary import SearchHit, SyncOutcome, ThreadSummary
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # types only: `loomsync list` need not import the exporter or
     from loomsync.resume import Resumed
     from loomsync.sync.queue import PendingEntry
 
+R = TypeVar("R")
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
 _BOLD = re.compile(r"<b>(.*?)</b>", re.S)
@@ -42,34 +43,54 @@ def when(value: datetime | None) -> str:
     return format_utc_minute(value) if value else "-"
 
 
-def thread_table(
-    rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None, *, owners: bool = False
-) -> Table:
-    """Threads as a table: ID, title, messages, last activity (UTC), branch, sync (or
-    visibility); with ``owners`` (``--scope visible``, issue 16 item 6) an OWNER column after
-    the ID: the server's ``owner_id`` (the owner's login name, the ``sub`` of their token)."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("ID", no_wrap=True, style="cyan")
-    if owners:
-        table.add_column("OWNER", no_wrap=True)
-    table.add_column("TITLE", overflow="fold", ratio=1)
-    table.add_column("MSGS", justify="right", no_wrap=True)
-    table.add_column("LAST ACTIVITY", no_wrap=True)
-    table.add_column("BRANCH", overflow="fold", max_width=24)
-    table.add_column("SYNC" if sync is not None else "VISIBILITY", no_wrap=True)
-    for row in rows:
-        last = sync.get(row.id, "-") if sync is not None else row.visibility
-        owner = [Text(printable(row.owner_id or "-"))] if owners else []
-        table.add_row(
-            row.id,
-            *owner,
-            Text(printable(row.title or "(untitled)")),
-            str(row.message_count),
-            when(row.last_activity_at),
-            Text(printable(row.git_branch or "-")),
-            last,
-        )
-    return table
+def thread_columns(
+    sync: dict[str, str] | None = None,
+    short: dict[str, str] | None = None,
+    *,
+    owners: bool = False,
+) -> list[Column[ThreadSummary]]:
+    """The columns of ``loomsync list``: ID, TITLE, MSGS, LAST ACTIVITY (UTC), BRANCH, then
+    SYNC (``sync``: a state per id) or VISIBILITY (the server's listing). ``short``: the id
+    shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
+    ``owners`` (``--scope visible``, issue 16 item 6): an OWNER column after the ID, the
+    server's ``owner_id`` (the owner's login name, the ``sub`` of their token; API.md's
+    ThreadSummary has no display name), cut with ``…`` at a terminal when it must be; at a
+    terminal too narrow for it, LAST ACTIVITY is then left out after BRANCH and MSGS.
+
+    One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
+    shown = short or {}
+
+    def state(row: ThreadSummary) -> str:
+        return sync.get(row.id, "-") if sync is not None else row.visibility
+
+    owner = Column[ThreadSummary]("OWNER", lambda r: r.owner_id or "-", shrink=True)
+    return [
+        Column("ID", lambda r: r.id, terminal=lambda r: shown.get(r.id, r.id), style="cyan"),
+        *([owner] if owners else []),
+        Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10, weight=3),
+        Column("MSGS", lambda r: str(r.message_count), justify="right", drop=1),
+        # with OWNER the whole server ids leave no room at 80 columns: left out after MSGS
+        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at), drop=1 if owners else 0),
+        Column("BRANCH", lambda r: r.git_branch or "-", shrink=True, min_width=6, drop=2),
+        Column(
+            "SYNC" if sync is not None else "VISIBILITY",
+            state,
+            style=lambda r: _STATE_STYLE.get(state(r), ""),
+        ),
+    ]
+
+
+_STATE_STYLE = {"failed": "red", "pending": "yellow"}
+
+
+def print_table(console: TerminalConsole, columns: Sequence[Column[R]], rows: Sequence[R]) -> None:
+    """The one way a table is printed (issue 16 item 1, :mod:`loomsync.cli.tables`): at a
+    terminal, fitted to its width (never wrapped, long cells cut with ``…``); piped, a header
+    line and one tab-separated line per row, nothing cut, no colour."""
+    if console.is_terminal:
+        console.print(fitted(columns, rows, console.width))
+    else:
+        console.write_text(tsv(columns, rows))
 
 
 def sync_states(
@@ -148,8 +169,10 @@ def _arguments(arguments: object, full: bool) -> str:
     return text if full else clip(text, ARGUMENT_CHARS)
 
 
-def _message(message: Message, full: bool) -> list[RenderableType]:
-    label = printable(message.role + (f" ({message.tool_name})" if message.tool_name else ""))
+def _message(index: int, message: Message, full: bool) -> list[RenderableType]:
+    label = f"#{index} " + printable(
+        message.role + (f" ({message.tool_name})" if message.tool_name else "")
+    )
     style = {"user": "green", "assistant": "blue", "tool": "magenta"}.get(message.role, "white")
     parts: list[RenderableType] = [
         Rule(Text(label, style=f"bold {style}"), align="left", style=style)
@@ -170,51 +193,70 @@ def _message(message: Message, full: bool) -> list[RenderableType]:
     return parts
 
 
-def transcript(thread: Thread, *, full: bool = False) -> Group:
-    """The thread as a readable transcript: title, facts, then each message under a rule."""
+def transcript(
+    thread: Thread, *, full: bool = False, first: int = 0, last: int | None = None
+) -> Group:
+    """The thread as a readable transcript: title, facts, then each message under a rule
+    labelled ``#N role``, N being API.md's 0-based ``message_index`` (search's ``message N``).
+
+    ``first``/``last``: only messages ``first`` to ``last`` (both included; None: to the end),
+    said in a ``Messages: 3-5 of 12`` fact; the caller checks the range
+    (:func:`loomsync.cli.messages.no_such_messages`)."""
     parts: list[RenderableType] = [
         Text(printable(thread.metadata.title or "(untitled)"), style="bold")
     ]
     from loomsync.export import header_facts
 
-    for label, value in header_facts(thread):
+    count = len(thread.messages)
+    end = count - 1 if last is None else last
+    facts = list(header_facts(thread))
+    if first or end != count - 1:
+        facts.append(("Messages", f"{first}-{end} of {count}"))
+    for label, value in facts:
         line = Text(f"{label}: ", style="dim")
         line.append(printable(value))
         parts.append(line)
-    for message in thread.messages:
-        parts.extend(_message(message, full))
+    for index in range(first, end + 1):
+        parts.extend(_message(index, thread.messages[index], full))
     return Group(*parts)
 
 
-def queue_table(entries: Sequence[PendingEntry]) -> Table:
-    """Queue entries: thread, op, state, retries, last error, since (UTC)."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("THREAD", no_wrap=True, style="cyan")
-    table.add_column("OP", no_wrap=True)
-    table.add_column("STATE", no_wrap=True)
-    table.add_column("RETRIES", justify="right", no_wrap=True)
-    table.add_column("SINCE", no_wrap=True)
-    table.add_column("LAST ERROR", overflow="fold", ratio=1)
-    for entry in entries:
-        state = Text("failed", style="red") if entry.failed else Text("pending", style="yellow")
-        since = entry.failed_at if entry.failed else entry.enqueued_at
-        table.add_row(
-            entry.thread_id,
-            entry.op,
-            state,
-            str(entry.retry_count),
-            when(since),
-            Text(printable(entry.last_error or "-")),
-        )
-    return table
+def queue_columns(short: dict[str, str] | None = None) -> list[Column[PendingEntry]]:
+    """The columns of ``loomsync sync --status``: THREAD, OP, STATE, RETRIES, SINCE (UTC), LAST
+    ERROR (cut with ``…`` at a terminal, never left out). ``short``: the thread id shown at a
+    terminal."""
+    return [
+        Column(
+            "THREAD",
+            lambda e: e.thread_id,
+            terminal=(lambda e: (short or {}).get(e.thread_id, e.thread_id)),
+            style="cyan",
+        ),
+        Column("OP", lambda e: e.op),
+        Column(
+            "STATE",
+            lambda e: "failed" if e.failed else "pending",
+            style=lambda e: _STATE_STYLE["failed" if e.failed else "pending"],
+        ),
+        Column("RETRIES", lambda e: str(e.retry_count), justify="right"),
+        Column("SINCE", lambda e: when(e.failed_at if e.failed else e.enqueued_at)),
+        Column("LAST ERROR", lambda e: e.last_error or "-", shrink=True, min_width=10),
+    ]
 
 
-def queue_status(entries: Sequence[PendingEntry]) -> list[RenderableType]:
-    """``loomsync sync --status``: ``N pending, M failed.`` and the queue table."""
+def queue_status(
+    console: TerminalConsole,
+    entries: Sequence[PendingEntry],
+    short: dict[str, str] | None = None,
+) -> None:
+    """``loomsync sync --status``: ``N pending, M failed.`` and the queue table
+    (:func:`print_table`)."""
     if not entries:
-        return [Text("Nothing to sync: every change is on the server.")]
+        console.print(Text("Nothing to sync: every change is on the server."))
+        return
     failed = sum(e.failed for e in entries)
-    return [Text(f"{len(entries) - failed} pending, {failed} failed."), queue_table(entries)]
+    console.print(Text(f"{len(entries) - failed} pending, {failed} failed."))
+    print_table(console, queue_columns(short), entries)
 
 
 def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
@@ -273,14 +315,15 @@ __all__ = [
     "outcome_line",
     "print_json",
     "print_lines",
+    "print_table",
+    "queue_columns",
     "queue_status",
-    "queue_table",
     "resume_summary",
     "search_hits",
     "snippet_text",
     "sync_states",
     "sync_summary",
-    "thread_table",
+    "thread_columns",
     "transcript",
     "when",
 ]

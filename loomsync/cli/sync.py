@@ -16,6 +16,7 @@ from rich.text import Text
 
 from loomsync.cli import render
 from loomsync.cli.main import JsonOption, _require_login, _store, app, console, errors
+from loomsync.store import shortids as ids
 from loomsync.store.summary import SyncOutcome
 from loomsync.terminal import printable
 
@@ -54,7 +55,11 @@ def sync(
                 render.print_json(console, listed)  # a list, as before: no requeue field here
             else:
                 _say(found)
-                render.print_lines(console, render.queue_status(entries))
+                short = None
+                if console.is_terminal:
+                    queued = (e.thread_id for e in entries)
+                    short = ids.abbreviations(queued, ids.local_ids(store.local))
+                render.queue_status(console, entries, short)
             return
         _require_login(store)
         total = len([e for e in store.status() if retry_failed or not e.failed])

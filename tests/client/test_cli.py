@@ -90,11 +90,11 @@ def test_a_session_login_sync_list_show_search_share_export(
     assert person("sync", "--status").out == "Nothing to sync: every change is on the server.\n"
 
     listing = person("list")
-    header = lines(listing.out)[0].split()
-    assert header == ["ID", "TITLE", "MSGS", "LAST", "ACTIVITY", "BRANCH", "SYNC"]
-    rows = [line for line in lines(listing.out) if line.startswith("T-")]
-    assert {row.split()[0] for row in rows} == ids
-    assert all(row.endswith("synced") and " 3 " in row for row in rows)
+    header = lines(listing.out)[0].split("\t")  # piped: tab-separated (issue 16 item 1)
+    assert header == ["ID", "TITLE", "MSGS", "LAST ACTIVITY", "BRANCH", "SYNC"]
+    rows = [line.split("\t") for line in lines(listing.out) if line.startswith("T-")]
+    assert {row[0] for row in rows} == ids
+    assert all(row[-1] == "synced" and row[2] == "3" for row in rows)
     as_json = json.loads(person("list", "--json").out)
     assert {(row["id"], row["sync"], row["message_count"]) for row in as_json} == {
         (i, "synced", 3) for i in ids
@@ -108,7 +108,7 @@ def test_a_session_login_sync_list_show_search_share_export(
         "Git: feature/auth",
     ]
     assert "The login page loops on quokka tokens" in shown
-    assert any(line.startswith("user ───") for line in shown)
+    assert any(line.startswith("#0 user ───") for line in shown)
     assert '→ shell {"command": ["ls"]}' in shown
     document = json.loads(person("show", str(login_bug.id), "--json").out)
     assert (
@@ -220,7 +220,7 @@ def test_list_writes_a_four_digit_year(
     listed = person("list", "--server")
     assert listed.code == 0, listed.err
     row = next(line for line in lines(listed.out) if line.startswith(str(first.id)))
-    assert "  0001-01-01 00:00  " in row
+    assert row.split("\t")[3] == "0001-01-01 00:00"
 
 
 def test_a_missing_thread_on_the_server_reads_once(

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from app.auth import create_token
 from app.config import Settings
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
-from tests.client.conftest import LiveServer, Person, make_client, make_person
+from tests.client.conftest import LiveServer, Person, make_client, make_person, on_a_terminal
+from tests.client.test_cli_view import screen
 
 
 def _thread(title: str, visibility: str, workspace: str, word: str) -> Thread:
@@ -71,13 +73,21 @@ def test_list_shows_a_teammates_thread_only_with_scope_visible(team: Team) -> No
     ben = team.ben
     for mine in (ben("list", "--server"), ben("list", "--server", "--mine")):
         assert (mine.code, mine.out) == (0, "No threads.\n")
-    visible = ben("list", "--scope", "visible")  # implies --server
+    visible = ben("list", "--scope", "visible")  # implies --server; piped: tab-separated
     assert visible.code == 0, visible.err
-    assert "OWNER" in visible.out.splitlines()[0]
+    header, *rows = visible.out.splitlines()
+    assert header.split("\t") == [
+        "ID", "OWNER", "TITLE", "MSGS", "LAST ACTIVITY", "BRANCH", "VISIBILITY"
+    ]  # fmt: skip
+    assert len(rows) == 2
     for thread in (team.shared, team.other):
-        row = _row(visible.out, thread)
-        assert team.ann in row.split()
+        cells = _row(visible.out, thread).split("\t")
+        assert (cells[1], cells[2], cells[-1]) == (team.ann, thread.metadata.title, "organization")
     assert str(team.private.id) not in visible.out
+    lines = screen(on_a_terminal(ben, "list", "--scope", "visible"))  # 80 columns
+    assert lines[0].split()[:2] == ["ID", "OWNER"]
+    assert all(cell_len(line) <= 80 for line in lines), lines
+    assert sum(team.ann in line for line in lines) == 2
     data = json.loads(ben("list", "--scope", "visible", "--json").out)
     assert sorted(r["id"] for r in data) == sorted([str(team.shared.id), str(team.other.id)])
     assert {r["owner_id"] for r in data} == {team.ann}
