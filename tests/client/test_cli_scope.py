@@ -41,8 +41,10 @@ class Team:
     ann: str  # her login name (the token's sub)
     ben: Person  # logged in
     word: str  # a word in every one of Ann's threads
-    shared: Thread  # organization, workspace /w/api
-    other: Thread  # organization, workspace /w/web
+    api: str  # a workspace root of this test alone, and another
+    web: str
+    shared: Thread  # organization, workspace api
+    other: Thread  # organization, workspace web
     private: Thread  # private: Ben never sees it
 
 
@@ -53,16 +55,17 @@ def team(tmp_path: Path, live_server: LiveServer, settings: Settings) -> Team:
     ann = f"ann-{suffix}"
     word = f"zebra{suffix}"
     client = make_client(live_server.url, create_token(settings, ann, org=org))
-    shared = _thread("Org roadmap", "organization", "/w/api", word)
-    other = _thread("Web notes", "organization", "/w/web", word)
-    private = _thread("Ann's diary", "private", "/w/api", word)
+    api, web = f"/w/{suffix}/api", f"/w/{suffix}/web"
+    shared = _thread("Org roadmap", "organization", api, word)
+    other = _thread("Web notes", "organization", web, word)
+    private = _thread("Ann's diary", "private", api, word)
     for thread in (shared, other, private):
         client.put_thread(thread, base_version=0)
     client.close()
     ben = make_person(tmp_path / "ben", columns=80)
     token = create_token(settings, f"ben-{suffix}", org=org)
     assert ben("login", "--server", live_server.url, "--token", token).code == 0
-    return Team(ann, ben, word, shared, other, private)
+    return Team(ann, ben, word, api, web, shared, other, private)
 
 
 def _row(out: str, thread: Thread) -> str:
@@ -79,7 +82,10 @@ def test_list_shows_a_teammates_thread_only_with_scope_visible(team: Team) -> No
     assert header.split("\t") == [
         "ID", "OWNER", "TITLE", "MSGS", "LAST ACTIVITY", "BRANCH", "VISIBILITY"
     ]  # fmt: skip
-    assert len(rows) == 2
+    assert {row.split("\t")[0] for row in rows if f"\t{team.ann}\t" in row} == {
+        str(team.shared.id),
+        str(team.other.id),
+    }  # and, as anyone may read them, the public threads of other tests on this server
     for thread in (team.shared, team.other):
         cells = _row(visible.out, thread).split("\t")
         assert (cells[1], cells[2], cells[-1]) == (team.ann, thread.metadata.title, "organization")
@@ -89,9 +95,10 @@ def test_list_shows_a_teammates_thread_only_with_scope_visible(team: Team) -> No
     assert all(cell_len(line) <= 80 for line in lines), lines
     assert sum(team.ann in line for line in lines) == 2
     data = json.loads(ben("list", "--scope", "visible", "--json").out)
-    assert sorted(r["id"] for r in data) == sorted([str(team.shared.id), str(team.other.id)])
-    assert {r["owner_id"] for r in data} == {team.ann}
-    only_api = json.loads(ben("list", "--scope", "visible", "--workspace", "/w/api", "--json").out)
+    anns = sorted(r["id"] for r in data if r["owner_id"] == team.ann)
+    assert anns == sorted([str(team.shared.id), str(team.other.id)])
+    assert str(team.private.id) not in {r["id"] for r in data}
+    only_api = json.loads(ben("list", "--scope", "visible", "--workspace", team.api, "--json").out)
     assert [r["id"] for r in only_api] == [str(team.shared.id)]
     own = ben("list")  # the local list: Ben's own threads, no OWNER column
     assert "OWNER" not in own.out
@@ -113,13 +120,13 @@ def test_search_finds_a_teammates_thread_only_with_scope_visible(team: Team) -> 
 
 def test_search_workspace_filters_on_the_server_and_here(team: Team) -> None:
     ben = team.ben
-    api = ben("search", team.word, "--scope", "visible", "--workspace", "/w/api", "--json")
+    api = ben("search", team.word, "--scope", "visible", "--workspace", team.api, "--json")
     assert [hit["thread"]["id"] for hit in json.loads(api.out)["hits"]] == [str(team.shared.id)]
     agent = ben.agent()  # Ben's own threads, only on his machine
-    here = agent.save(_thread("Local api", "organization", "/w/api", team.word))
-    agent.save(_thread("Local web", "organization", "/w/web", team.word))
+    here = agent.save(_thread("Local api", "organization", team.api, team.word))
+    agent.save(_thread("Local web", "organization", team.web, team.word))
     for args in (["--local"], []):  # the local search, and local-only hits of the online one
-        result = ben("search", team.word, "--workspace", "/w/api", "--json", *args)
+        result = ben("search", team.word, "--workspace", team.api, "--json", *args)
         ids = [hit["thread"]["id"] for hit in json.loads(result.out)["hits"]]
         assert ids == [str(here.id)], (args, result.out)
     both = ben("search", team.word, "--local", "--json")
