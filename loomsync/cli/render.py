@@ -54,7 +54,7 @@ def thread_columns(
     shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
     ``owners`` (``--scope visible``, issue 16 item 6): an OWNER column after the ID, the
     server's ``owner_id`` (the owner's login name, the ``sub`` of their token; API.md's
-    ThreadSummary has no display name), cut with ``…`` at a terminal when it must be; at a
+    ThreadSummary has no display name), at least 10 cells, cut with ``…`` past them; at a
     terminal too narrow for it, LAST ACTIVITY is then left out after BRANCH and MSGS.
 
     One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
@@ -63,7 +63,7 @@ def thread_columns(
     def state(row: ThreadSummary) -> str:
         return sync.get(row.id, "-") if sync is not None else row.visibility
 
-    owner = Column[ThreadSummary]("OWNER", lambda r: r.owner_id or "-", shrink=True)
+    owner = Column[ThreadSummary]("OWNER", lambda r: r.owner_id or "-", shrink=True, min_width=10)
     return [
         Column("ID", lambda r: r.id, terminal=lambda r: shown.get(r.id, r.id), style="cyan"),
         *([owner] if owners else []),

@@ -93,7 +93,7 @@ def test_list_shows_a_teammates_thread_only_with_scope_visible(team: Team) -> No
     lines = screen(on_a_terminal(ben, "list", "--scope", "visible"))  # 80 columns
     assert lines[0].split()[:2] == ["ID", "OWNER"]
     assert all(cell_len(line) <= 80 for line in lines), lines
-    assert sum(team.ann in line for line in lines) == 2
+    assert sum(team.ann in line for line in lines) == 2  # 10 characters: OWNER keeps 10 cells
     data = json.loads(ben("list", "--scope", "visible", "--json").out)
     anns = sorted(r["id"] for r in data if r["owner_id"] == team.ann)
     assert anns == sorted([str(team.shared.id), str(team.other.id)])
