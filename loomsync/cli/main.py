@@ -1,7 +1,8 @@
 """``loomsync``: the command line of the client (docs/client.md shows what each command prints).
 
 The SDK does the work; this module parses arguments, calls it, and renders with one rich
-Console. Errors of the SDK are caught in one place (:func:`main`): one red line, exit code 1.
+Console. Errors of the SDK are caught in one place (:func:`main`): one red line, and the exit
+code of :mod:`loomsync.cli.exits` (issue 16 item 2: 1 failed, 3 login, 4 unreachable).
 The consoles are :class:`~loomsync.terminal.TerminalConsole`: markup is off (style with
 ``Text``), and text from threads, servers and files is made printable before it is shown.
 """
@@ -19,11 +20,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render, scopes, tokens, urls
+from loomsync.cli import exits, messages, render, scopes, tokens, urls
+from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
-from loomsync.errors import AuthError, ConfigError
+from loomsync.errors import AuthError, ConfigError, NotLoggedInError
 from loomsync.http.connect import open_store
 from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
@@ -91,21 +93,10 @@ def _store() -> Iterator[SyncingThreadStore]:
 
 
 def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
+    """The store's client; :class:`NotLoggedInError` (exit code 3) when there is none."""
     if store.client is None:
-        raise ConfigError(messages.NOT_LOGGED_IN)
+        raise NotLoggedInError(messages.NOT_LOGGED_IN)
     return store.client
-
-
-def _sync_now(store: SyncingThreadStore, thread_id: str) -> str:
-    """Push one thread now; a short note on how it went."""
-    if store.client is None:
-        return "saved locally (not logged in)"
-    outcome = store.sync_thread(thread_id)
-    if outcome.status in ("synced", "up_to_date"):
-        return "synced"
-    if outcome.status == "pending":
-        return "saved locally; will sync when the server is reachable"
-    return f"{outcome.status}: {printable(outcome.detail)}"
 
 
 @app.command()
@@ -130,8 +121,8 @@ def login(
         with ThreadSyncClient(server, token, retries=0, timeout=10) as client:
             try:
                 client.list_threads(limit=1)
-            except AuthError as exc:
-                raise ConfigError(
+            except AuthError as exc:  # exit code 3: nothing is stored
+                raise NotLoggedInError(
                     f"{server} refused the token ({exc.status}): {exc.detail}"
                 ) from None
     paths = default_paths()
@@ -173,11 +164,12 @@ def _load(store: SyncingThreadStore, ref: str) -> Thread:
 
 
 def _edit_command(verb: str, ref: str, change: Any) -> None:
+    """Change the thread here, sync it now, say how it went (exit code: loomsync.cli.synced)."""
     with _store() as store:
         thread_id = _thread_id(store, ref)
         change(store, thread_id)
-        note = _sync_now(store, thread_id)
-    console.print(f"{verb} {thread_id}; {note}.")
+        synced = sync_now(store, thread_id)
+    finish(f"{verb} {thread_id}", synced, console=console, errors=errors)
 
 
 @app.command()
@@ -205,8 +197,8 @@ def delete(
         exists_here = store.local.exists(thread)  # validates the id
         on_server = store.states.get(thread).base is not None or not exists_here
         store.delete(thread)
-        note = _sync_now(store, thread) if on_server else "it was only on this machine"
-    console.print(f"Deleted {thread}; {note}.")
+        synced = sync_now(store, thread) if on_server else Synced("it was only on this machine")
+    finish(f"Deleted {thread}", synced, console=console, errors=errors)
 
 
 @app.command()
@@ -220,11 +212,10 @@ def fork(
     with _store() as store:
         thread = _thread_id(store, thread)
         new = store.fork(thread, up_to=up_to)
-        note = _sync_now(store, str(new.id))
+        synced = sync_now(store, str(new.id))
     count = len(new.messages)
-    console.print(
-        f"Forked {thread} into {new.id} ({count} message{'s' if count != 1 else ''}); {note}."
-    )
+    line = f"Forked {thread} into {new.id} ({count} message{'s' if count != 1 else ''})"
+    finish(line, synced, console=console, errors=errors)
 
 
 @app.command()
@@ -339,7 +330,8 @@ def import_command(
                 ))  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []
-        left = store.pending_count()
+        counts, url = store.counts(), store.client.server_url if store.client else None
+    left = counts.pending
     if as_json:
         formats = {str(file): name for name, file in chosen} if fmt == AUTO else None
         extra = {"formats": formats} if formats is not None else {}
@@ -352,9 +344,8 @@ def import_command(
         for line in summary.lines(dry_run=dry_run):
             console.print(line)
         if logged_in and (outcomes or left):
-            render.print_lines(console, render.sync_summary(outcomes, left))
-    if any(o.status == "failed" for o in outcomes):
-        raise typer.Exit(1)
+            render.print_lines(console, render.sync_summary(outcomes, counts))
+    end_import(outcomes, url, quiet=as_json, errors=errors)
 
 
 from loomsync.cli import listing, mcpserver, open, search, secrets, showing, status, sync  # noqa: E402
@@ -383,7 +374,7 @@ def _run() -> None:
         errors.print(Text.assemble(("error:", "red"), " ", printable(first)))
         for line in more:
             errors.print(printable(line))
-        sys.exit(1)
+        sys.exit(exits.for_error(exc))
 
 
 __all__ = [

@@ -5,8 +5,11 @@ phrase) nor a reason said twice.
 :func:`describe` is called by :func:`loomsync.cli.main.main` for every error a command lets
 through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the command could not
 read or write). :func:`cannot` makes the error for a file a command was asked to read or
-write, naming what it was doing. :func:`for_agent` words an error for a model calling a tool
-of ``loomsync mcp`` (issue 17 item 3): the next step is a tool call, or what to ask the user.
+write, naming what it was doing. :func:`token_refused` is the one wording of a 401 (issue 16,
+item 3), whichever command met it; :data:`SAVED_OFFLINE` and :func:`not_on_server` end the
+line of a command whose change is kept here (issue 16, item 2). :func:`for_agent` words an
+error for a model calling a tool of ``loomsync mcp`` (issue 17 item 3): the next step is a
+tool call, or what to ask the user.
 """
 
 from __future__ import annotations
@@ -23,8 +26,39 @@ from loomsync.errors import (
     ServerError,
     SyncError,
     ThreadNotFoundError,
+    TokenRefusedError,
 )
 from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
+
+#: How a command's line ends when its change is kept here because the server cannot be
+#: reached (exit code 0: the local-first tool did its job, and says what is left).
+SAVED_OFFLINE = "saved locally; will sync when the server is reachable"
+#: ... when not logged in (exit code 0: the thread is ``local`` until a login).
+SAVED_NOT_LOGGED_IN = "saved locally (not logged in)"
+
+
+def token_refused(server: str | None = None, reason: str | None = None) -> str:
+    """The one wording of a 401, for every command (issue 16 item 3): ``the server refused
+    the token (The bearer token is invalid: Signature has expired): run `loomsync login --server http://… --token TOKEN` with a
+    new token``. ``server``: its address, for the command to paste; ``reason``: the server's
+    detail (default ``expired, revoked or not valid``). Raw text."""
+    why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    return (
+        f"the server refused the token ({why}): run "
+        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
+def not_on_server(thread_id: str, reason: str) -> str:
+    """How a command's line ends when the server refused its change for good (exit code 1):
+    the change stays here and in the sync queue as a failed entry, and how to retry or drop
+    it. Raw text."""
+    return (
+        f"done on this machine only: {reason.rstrip('.')}. The change waits in the sync queue as failed: "
+        f"`loomsync sync --retry-failed` tries it again, `loomsync sync --drop {thread_id}` "
+        "drops it"
+    )
+
 
 #: Any command that needs the server, run while logged out.
 NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
@@ -45,14 +79,21 @@ STATUS_NOT_LOGGED_IN = (
     "Not logged in: threads are kept on this machine only; run "
     "`loomsync login --server URL --token TOKEN`."
 )
-STATUS_TOKEN_EXPIRED = (
-    "The token expired: log in again with `loomsync login --server URL --token TOKEN` "
-    "(changes are kept here until then)."
-)
-STATUS_TOKEN_REFUSED = (
-    "The server refused the token: log in again with `loomsync login --server URL --token "
-    "TOKEN` (changes are kept here until then)."
-)
+
+
+def status_token_expired(server: str) -> str:
+    """The last line of ``loomsync status`` when the token's ``exp`` has passed (raw text)."""
+    return (
+        f"The token expired: run `loomsync login --server {server} --token TOKEN` with a new "
+        "token (changes are kept here until then)."
+    )
+
+
+def status_token_refused(server: str, reason: str | None) -> str:
+    """The last line of ``loomsync status`` when the server refused the token (a 401): the
+    one wording of :func:`token_refused`, as a sentence (raw text)."""
+    said = token_refused(server, reason)
+    return f"{said[0].upper()}{said[1:]} (changes are kept here until then)."
 
 
 def status_ready(failed: int) -> str:
@@ -157,14 +198,10 @@ def describe(exc: BaseException) -> list[str]:
         if exc.thread_id:
             return [f"no thread {exc.thread_id} on the server (or it is not shared with you)."]
         return [f"the server has nothing at {exc.url or 'that address'}: is it a loomsync server?"]
+    if isinstance(exc, TokenRefusedError):
+        return [token_refused(_server(exc) if exc.url else None, exc.detail) + "."]
     if isinstance(exc, AuthError) and exc.method is not None:
-        if exc.status == 403:
-            return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
-        return [
-            f"{_server(exc)} refused your token ({exc.detail or 'expired or revoked?'}): log in "
-            "again with "
-            "`loomsync login --server URL --token TOKEN`."
-        ]
+        return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
     if isinstance(exc, NetworkError):
         reason = (exc.detail or "no answer").rstrip(".")
         return [
@@ -204,8 +241,6 @@ __all__ = [
     "MINE_AND_VISIBLE",
     "NOT_LOGGED_IN",
     "STATUS_NOT_LOGGED_IN",
-    "STATUS_TOKEN_EXPIRED",
-    "STATUS_TOKEN_REFUSED",
     "VISIBLE_NEEDS_LOGIN",
     "VISIBLE_NOT_LOCAL",
     "cannot",
@@ -215,6 +250,10 @@ __all__ = [
     "no_such_messages",
     "not_a_cursor",
     "not_a_server_cursor",
+    "not_on_server",
     "status_ready",
+    "status_token_expired",
+    "status_token_refused",
     "status_unreachable",
+    "token_refused",
 ]

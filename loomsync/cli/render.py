@@ -25,6 +25,7 @@ from loomsync.terminal import TerminalConsole, clip, printable
 
 if TYPE_CHECKING:  # types only: `loomsync list` need not import the exporter or git
     from loomsync.resume import Resumed
+    from loomsync.sync.counts import QueueCounts
     from loomsync.sync.queue import PendingEntry
 
 R = TypeVar("R")
@@ -249,29 +250,49 @@ def queue_status(
     entries: Sequence[PendingEntry],
     short: dict[str, str] | None = None,
 ) -> None:
-    """``loomsync sync --status``: ``N pending, M failed.`` and the queue table
-    (:func:`print_table`)."""
+    """``loomsync sync --status``: ``N pending, M failed.`` (the counts of
+    :func:`loomsync.sync.counts.queue_counts`; ``(K waiting for a new login)`` when the server
+    refused the token) and the queue table (:func:`print_table`)."""
+    from loomsync.sync.counts import queue_counts
+
     if not entries:
         console.print(Text("Nothing to sync: every change is on the server."))
         return
-    failed = sum(e.failed for e in entries)
-    console.print(Text(f"{len(entries) - failed} pending, {failed} failed."))
+    counts = queue_counts(entries)
+    waiting = (
+        f" ({counts.waiting_for_login} waiting for a new login)" if counts.waiting_for_login else ""
+    )
+    console.print(Text(f"{counts.pending} pending{waiting}, {counts.failed} failed."))
     print_table(console, queue_columns(short), entries)
 
 
-def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
-    """``loomsync sync``: counts, then one line per thread that failed, forked or waits."""
+def sync_summary(
+    outcomes: Sequence[SyncOutcome], counts: QueueCounts, failed: Sequence[PendingEntry] = ()
+) -> list[RenderableType]:
+    """``loomsync sync``: what this run did (sent, pulled, forked), what the queue holds after
+    it (``failed`` and ``still pending``: :class:`~loomsync.sync.counts.QueueCounts`, so a
+    failed entry from an earlier run is counted too: issue 16 item 2), one line per notable
+    outcome, and one per entry of ``failed`` this run did not already report."""
     count: dict[str, int] = {}
     for outcome in outcomes:
         count[outcome.status] = count.get(outcome.status, 0) + 1
     sent = count.get("synced", 0) + count.get("up_to_date", 0)
-    failed = count.get("failed", 0) + count.get("gone", 0)
     head = Text(
-        f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {failed}, "
-        f"forked {count.get('forked', 0)}; {left} still pending."
+        f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {counts.failed}, "
+        f"forked {count.get('forked', 0)}; {counts.pending} still pending."
     )
-    notable = ("forked", "gone", "failed", "pending", "skipped")
-    return [head, *(outcome_line(o) for o in outcomes if o.status in notable)]
+    notable = ("forked", "gone", "failed", "pending", "skipped", "token_refused")
+    lines: list[RenderableType] = [head]
+    lines += [outcome_line(o) for o in outcomes if o.status in notable]
+    said = {(o.thread_id, o.op) for o in outcomes if o.status in ("failed", "gone")}
+    for entry in failed:
+        if (entry.thread_id, entry.op) not in said:
+            op = "" if entry.op == "save" else f" ({entry.op})"
+            line = Text(entry.thread_id + " ", style="cyan")
+            line.append("failed" + op, style="bold red")
+            line.append(": " + printable(entry.last_error or "refused by the server"))
+            lines.append(line)
+    return lines
 
 
 def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
@@ -288,9 +309,11 @@ def outcome_line(outcome: SyncOutcome) -> Text:
         "failed": "red",
         "pending": "yellow",
         "skipped": "yellow",
+        "token_refused": "red",
     }.get(outcome.status, "green")
     line = Text(printable(outcome.thread_id) + " ", style="cyan")  # a skipped one is raw
-    line.append(outcome.status, style=f"bold {style}")
+    said = "waiting for a new login" if outcome.status == "token_refused" else outcome.status
+    line.append(said, style=f"bold {style}")
     if outcome.detail:
         line.append(": " + printable(outcome.detail))
     return line

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from loomsync.cli import messages
-from loomsync.errors import ConfigError
+from loomsync.errors import NotLoggedInError
 from loomsync.store.summary import Scope
 
 if TYPE_CHECKING:
@@ -38,11 +38,11 @@ def require_login(store: SyncingThreadStore, scope: Scope) -> ThreadSyncClient:
     """The store's client, for a request of ``scope``.
 
     Raises:
-        ConfigError: not logged in (for ``visible``: saying that only the server has the
-            threads others shared), exit code 1.
+        NotLoggedInError: not logged in (for ``visible``: saying that only the server has
+            the threads others shared), exit code 3 (:mod:`loomsync.cli.exits`).
     """
     if store.client is None:
-        raise ConfigError(
+        raise NotLoggedInError(
             messages.VISIBLE_NEEDS_LOGIN if scope == "visible" else messages.NOT_LOGGED_IN
         )
     return store.client

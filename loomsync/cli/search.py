@@ -11,6 +11,10 @@ threads only this machine holds are marked (``origin`` ``local`` in ``--json``).
 ``--scope visible`` (issue 16 item 6) searches every thread you may read on the server and
 shows each hit's owner; it needs a login (``--local`` cannot have it). ``--workspace`` keeps
 the threads of one exact ``workspace_root``, on the server and in the local search alike.
+
+When the server cannot be reached, this machine's threads answer and it says so (exit code 0:
+local first). When the server refuses the token (401, issue 16 item 3) they answer too, but
+it says the token was refused and to run ``loomsync login``, and exits with code 3.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render, scopes
+from loomsync.cli import exits, messages, render, scopes
 from loomsync.cli.main import (
     JsonOption,
     MineOption,
@@ -93,11 +97,18 @@ def search(
                 query, limit=limit, syntax=syntax, workspace=workspace, scope=scope
             )
         results = shown.results(store.local.redaction, results)  # a server may hold them raw
+        server_url = store.client.server_url if store.client is not None else None
     if as_json:
         render.print_json(console, results.model_dump(mode="json"))
+        if results.token_refused:
+            raise typer.Exit(exits.ExitCode.LOGIN)
         return
     _warn(results.skipped)
-    if results.fallback_reason:
+    if results.token_refused:
+        refused = messages.token_refused(server_url)
+        line = f"{refused}; searched this machine's threads instead."
+        errors.print(Text.assemble(("error:", "red"), " ", printable(line)))
+    elif results.fallback_reason:
         reason = printable(results.fallback_reason)
         errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
     console.print(printable(headline(results, query)))
@@ -106,6 +117,8 @@ def search(
         console.print(
             render.search_hits(results.hits, mark_local=online, owners=scope == "visible")
         )
+    if results.token_refused:
+        raise typer.Exit(exits.ExitCode.LOGIN)
 
 
 __all__ = ["headline", "search"]

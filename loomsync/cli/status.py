@@ -7,8 +7,8 @@ shown too), when the token expires, the sync queue's pending and failed counts (
 reconcile and count as ``loomsync sync``: :mod:`loomsync.sync.counts`)
 and the local store's folder, size and thread count.
 
-Exit codes (a script's ``loomsync status && …`` means "ready to sync"; every case still prints
-the whole report):
+Exit codes (:mod:`loomsync.cli.exits`' table; a script's ``loomsync status && …`` means
+"ready to sync"; every case still prints the whole report):
 
 - 0 (:data:`READY`): logged in, the server answers and accepts the token;
 - 3 (:data:`NEEDS_LOGIN`): not logged in, the token expired, or the server refused it: the
@@ -29,6 +29,7 @@ from rich.filesize import decimal
 from rich.text import Text
 
 from loomsync.cli import messages, render
+from loomsync.cli.exits import ExitCode
 from loomsync.cli.main import JsonOption, _store, app, console
 from loomsync.cli.sync import _say
 from loomsync.cli.tokens import TokenFacts
@@ -39,14 +40,14 @@ if TYPE_CHECKING:  # the HTTP client loads when the command runs (tests/client/t
     from loomsync.http.probe import ServerCheck
     from loomsync.sync.counts import QueueCounts
 
-READY = 0
-NEEDS_LOGIN = 3
-UNREACHABLE = 4
+READY = ExitCode.OK
+NEEDS_LOGIN = ExitCode.LOGIN
+UNREACHABLE = ExitCode.UNREACHABLE
 #: Seconds each request of the check may take (it is not retried).
 CHECK_TIMEOUT = 5.0
 
 State = Literal["ready", "not_logged_in", "token_expired", "token_refused", "unreachable"]
-_EXIT: dict[State, int] = {
+_EXIT: dict[State, ExitCode] = {
     "ready": READY,
     "not_logged_in": NEEDS_LOGIN,
     "token_expired": NEEDS_LOGIN,
@@ -205,11 +206,13 @@ def _verdict(found: Status) -> Text:
         return Text(messages.status_ready(found.queue.failed), style="green")
     if state == "not_logged_in":
         return Text(messages.STATUS_NOT_LOGGED_IN, style="yellow")
+    server = found.server_url or "URL"
     if state == "token_expired":
-        return Text(messages.STATUS_TOKEN_EXPIRED, style="red")
+        return Text(messages.status_token_expired(server), style="red")
     if state == "token_refused":
-        return Text(messages.STATUS_TOKEN_REFUSED, style="red")
-    return Text(messages.status_unreachable(found.server_url or "the server"), style="yellow")
+        detail = found.server.detail if found.server else None
+        return Text(messages.status_token_refused(server, detail), style="red")
+    return Text(messages.status_unreachable(server), style="yellow")
 
 
 def _labelled(label: str, value: Text) -> Text:

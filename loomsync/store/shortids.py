@@ -52,6 +52,17 @@ def resolve(local: LocalThreadStore, ref: str) -> str:
         ThreadNotFoundError: no thread on this machine starts so.
         AmbiguousThreadIdError: several do.
     """
+    return resolve_among(local_ids(local), ref, local)
+
+
+def resolve_among(candidates: Iterable[str], ref: str, local: LocalThreadStore) -> str:
+    """As :func:`resolve`, among ``candidates`` (e.g. the threads of the failed sync entries,
+    some of them deleted here: ``loomsync sync --drop``); ``local`` gives the titles of an
+    ambiguous prefix's candidates.
+
+    Raises:
+        NotAThreadIdError, ThreadNotFoundError, AmbiguousThreadIdError: as :func:`resolve`.
+    """
     try:
         return str(ThreadId.parse(ref))
     except InvalidThreadId:
@@ -64,7 +75,7 @@ def resolve(local: LocalThreadStore, ref: str) -> str:
             f"{ref!r} is not a thread id: give the id (T-…) or at least {MIN_HEX} of its first "
             "hex digits, as `loomsync list` shows"
         )
-    matches = [tid for tid in local_ids(local) if tid[len(PREFIX) :].startswith(body)]
+    matches = sorted({tid for tid in candidates if tid[len(PREFIX) :].startswith(body)})
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -123,4 +134,5 @@ __all__ = [
     "abbreviations",
     "local_ids",
     "resolve",
+    "resolve_among",
 ]

@@ -291,6 +291,19 @@ def on_a_terminal(
 ) -> bytes:
     """``loomsync ARGS`` on a pseudo terminal of ``rows`` x ``columns`` (its window size and
     ``LINES``/``COLUMNS`` say so): every byte it wrote, stdout and stderr together."""
+    return on_a_terminal_answering(person, *args, env=env, rows=rows, columns=columns)[1]
+
+
+def on_a_terminal_answering(
+    person: Person,
+    *args: str,
+    env: dict[str, str] | None = None,
+    rows: int = 24,
+    columns: int = 80,
+    answer: str | None = None,
+) -> tuple[int, bytes]:
+    """As :func:`on_a_terminal`, typing ``answer`` (a line) once the command asks something
+    (what it wrote ends in ``:``); its exit code and every byte it wrote."""
     main, side = pty.openpty()
     fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     size = {"LINES": str(rows), "COLUMNS": str(columns)}
@@ -315,10 +328,13 @@ def on_a_terminal(
         if not chunk:
             break
         out += chunk
-    process.wait(30)
+        if answer is not None and out.rstrip(b" ").endswith(b":"):
+            os.write(main, answer.encode() + b"\n")
+            answer = None
+    code = process.wait(30)
     os.close(main)
     assert b"Traceback" not in out, out.decode("utf-8", "replace")
-    return out
+    return code, out
 
 
 @pytest.fixture

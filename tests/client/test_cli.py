@@ -177,32 +177,35 @@ def test_search_falls_back_to_this_machine_and_says_so(person: Person, account: 
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
         (
             ["show", "T-019b0000-0000-7000-8000-00000000dead"],
+            1,
             "error: no thread T-019b0000-0000-7000-8000-00000000dead on this machine (`loomsync "
             "list` shows them; log in to reach the server's: `loomsync login --server URL "
             "--token TOKEN`).",
         ),
         (
             ["show", "not-an-id"],
+            1,
             "error: 'not-an-id' is not a thread id: give the id (T-…) or at least 4 of its first "
             "hex digits, as `loomsync list` shows",
         ),
-        (["sync"], "error: not logged in: run `loomsync login --server URL --token TOKEN`"),
+        (["sync"], 3, "error: not logged in: run `loomsync login --server URL --token TOKEN`"),
     ],
 )
-def test_errors_are_one_red_line_and_exit_code_1(
-    person: Person, args: list[str], message: str
+def test_errors_are_one_red_line_and_their_exit_code(
+    person: Person, args: list[str], code: int, message: str
 ) -> None:
+    """1: the effect did not happen; 3: not logged in (loomsync/cli/exits.py)."""
     result = person(*args)
-    assert (result.code, result.err, result.out) == (1, message + "\n", "")
+    assert (result.code, result.err, result.out) == (code, message + "\n", "")
 
 
 def test_login_with_a_refused_token_stores_nothing(person: Person, live_server: LiveServer) -> None:
     result = login(person, live_server, "not-a-token")
-    assert result.code == 1
+    assert result.code == 3  # token refused: loomsync/cli/exits.py
     assert result.err.startswith(f"error: {live_server.url} refused the token (401)")
     assert not person.paths.token_file.exists()
     assert person("--version").out == "loomsync 0.1.0\n"

@@ -137,7 +137,7 @@ def test_scope_visible_needs_a_login_and_the_server(tmp_path: Path) -> None:
     nobody = make_person(tmp_path / "nobody", columns=80)
     for args in (["list", "--scope", "visible"], ["search", "plan", "--scope", "visible"]):
         result = nobody(*args)
-        assert (result.code, result.out) == (1, ""), args
+        assert (result.code, result.out) == (3, ""), args  # exit code 3: log in
         assert result.err == (
             "error: --scope visible asks the server for the threads you may read (this machine "
             "holds only yours), but you are not logged in: run "

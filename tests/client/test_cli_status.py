@@ -175,8 +175,8 @@ def test_an_expired_token_says_when_and_exits_3(
     assert lines["Token"].startswith("expired 20")
     assert " UTC (3 days ago); the server refused it (" in lines["Token"]
     assert lines[""] == (
-        "The token expired: log in again with `loomsync login --server URL --token TOKEN` "
-        "(changes are kept here until then)."
+        f"The token expired: run `loomsync login --server {live_server.url} --token TOKEN` "
+        "with a new token (changes are kept here until then)."
     )
     data = json.loads(someone("status", "--json").out)
     assert (data["state"], data["exit_code"]) == ("token_expired", 3)
@@ -193,7 +193,11 @@ def test_a_token_the_server_refuses_exits_3(
     assert shown.code == 3
     lines = _lines(shown.out)
     assert "(in 29 days); the server refused it (" in lines["Token"]
-    assert lines[""].startswith("The server refused the token: log in again with `loomsync login")
+    assert lines[""].startswith("The server refused the token (")
+    assert lines[""].endswith(
+        f"): run `loomsync login --server {live_server.url} --token TOKEN` with a new token "
+        "(changes are kept here until then)."
+    )
     data = json.loads(someone("status", "--json").out)
     assert (data["state"], data["token"]["expired"], data["token"]["accepted"]) == (
         "token_refused",
