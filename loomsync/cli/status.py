@@ -232,7 +232,7 @@ def report(found: Status) -> list[Text]:
         lines.append(_labelled("User", Text("not logged in")))
     counts = found.queue
     waiting = counts.waiting_for_login
-    login = f" ({waiting} waiting for a login)" if waiting else ""
+    login = f" ({waiting} waiting for a new login)" if waiting else ""
     queue = f"{counts.pending} pending{login}, {counts.failed} failed"
     hint = " (`loomsync sync --status` lists them)" if counts.total else ""
     lines.append(_labelled("Queue", Text(queue + hint, style="red" if counts.failed else "")))

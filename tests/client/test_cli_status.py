@@ -168,9 +168,14 @@ def test_an_expired_token_says_when_and_exits_3(
     _, _, token = _user(settings, ttl_seconds=-(3 * 86400 + 60))
     login = someone("login", "--server", live_server.url, "--token", token, "--no-verify")
     assert login.code == 0
+    someone.agent().save(titled("Written while the token was stale"))
+    assert someone("sync").code == 3  # the server refused the token: the entry waits for a login
     shown = someone("status")
     assert (shown.code, shown.err) == (3, "")
     lines = _lines(shown.out)
+    assert lines["Queue"] == (
+        "1 pending (1 waiting for a new login), 0 failed (`loomsync sync --status` lists them)"
+    )
     assert lines["Server"] == f"{live_server.url}: reachable, version {__version__}"
     assert lines["Token"].startswith("expired 20")
     assert " UTC (3 days ago); the server refused it (" in lines["Token"]
@@ -181,6 +186,7 @@ def test_an_expired_token_says_when_and_exits_3(
     data = json.loads(someone("status", "--json").out)
     assert (data["state"], data["exit_code"]) == ("token_expired", 3)
     assert (data["token"]["expired"], data["token"]["accepted"]) == (True, False)
+    assert data["queue"] == {"pending": 1, "failed": 0, "waiting_for_login": 1}
 
 
 def test_a_token_the_server_refuses_exits_3(
