@@ -348,7 +348,17 @@ def import_command(
     end_import(outcomes, url, quiet=as_json, errors=errors)
 
 
-from loomsync.cli import listing, mcpserver, open, search, secrets, showing, status, sync  # noqa: E402
+from loomsync.cli import (  # noqa: E402  (their commands)
+    listing,
+    mcpserver,
+    open,
+    search,
+    secrets,
+    service,
+    showing,
+    status,
+    sync,
+)
 
 
 def main() -> None:
@@ -385,6 +395,7 @@ __all__ = [
     "open",
     "search",
     "secrets",
+    "service",
     "showing",
     "status",
     "sync",
