@@ -41,6 +41,10 @@ from loomsync.terminal import printable
 _KEPT_FIELDS = ("visibility", "is_shared_with_support", "is_private")
 _KEPT_METADATA = ("tags", "is_pinned")
 _IGNORED = {"version", "updated_at"}
+#: Times a session file may not carry (SWE-agent trajectories have none): the store fills them
+#: in on the first save, so a re-import keeps the stored ones instead of reading as an update
+#: (newcomer finding 2: every re-import "updated" the trajectories and sent them again).
+_FILLED_TIMES = ("created_at", "last_activity_at")
 
 
 class _Store(Protocol):
@@ -297,8 +301,12 @@ def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
     sharing, privacy, tags, pin) and the fields the server set on a copy that came from it
     (``owner_id``, ``org_id``, ``message_count``, ``archived_at``: :data:`SERVER_FIELDS`),
     which the imported document lacks: without them a re-import on a second machine was never
-    "unchanged" (issue 15, item 5)."""
+    "unchanged" (issue 15, item 5); and the times the file lacks and the store filled in
+    (:data:`_FILLED_TIMES`)."""
     fields = {key: getattr(stored, key) for key in _KEPT_FIELDS}
+    fields.update(
+        {key: getattr(stored, key) for key in _FILLED_TIMES if getattr(imported, key) is None}
+    )
     fields.update({k: v for k, v in (stored.model_extra or {}).items() if k in SERVER_FIELDS})
     metadata = imported.metadata.model_copy(
         update={key: getattr(stored.metadata, key) for key in _KEPT_METADATA}
@@ -365,7 +373,8 @@ def _import_one(
         return
     candidate = _with_local_choices(thread, stored)
     if _comparable(candidate) == _comparable(stored) or _older_capture(candidate, stored):
-        if thread_id not in summary.updated and thread_id not in summary.created:
+        # two captures of one session (two files) name it once (newcomer finding 2)
+        if thread_id not in (*summary.updated, *summary.created, *summary.unchanged):
             summary.unchanged.append(thread_id)
         return
     if thread_id not in summary.updated and thread_id not in summary.created:
