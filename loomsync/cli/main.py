@@ -279,11 +279,18 @@ def import_command(
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report, write nothing.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    include_deleted: Annotated[
+        bool,
+        typer.Option(
+            "--include-deleted", help="Import threads you deleted too (this machine only)."
+        ),
+    ] = False,
 ) -> None:
     """Import sessions other agents wrote (Codex, Claude Code, …), then sync them.
 
     A file named here must be of FORMAT (else exit code 1, nothing imported); with ``auto``
-    each file is read by the format that recognises it, and the choice is said.
+    each file is read by the format that recognises it, and the choice is said. A thread
+    deleted here is skipped (one line says so) unless ``--include-deleted``.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -326,7 +333,7 @@ def import_command(
                 summary.add(import_sessions(
                     store, name, files, existing=store.local, since=when, dry_run=dry_run,
                     progress=lambda _: progress.advance(task), redaction=store.local.redaction,
-                    owner=owner,
+                    owner=owner, deletions=store.deletions, include_deleted=include_deleted,
                 ))  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []

@@ -34,6 +34,7 @@ from loomsync.importers import FORMATS, ImportResult, detect_format
 from loomsync.importers.common import LINKS, owned_by, refusal, unknown_format
 from loomsync.store.files import atomic_write, ensure_dir
 from loomsync.store.redaction import Redaction, default_redaction
+from loomsync.sync.deletions import Deletions
 from loomsync.terminal import printable
 
 #: Fields a person may have changed on this machine since an earlier import; a re-import keeps
@@ -64,13 +65,14 @@ class ImportSummary:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     older: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
     skipped_lines: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, other: ImportSummary) -> None:
         """Add ``other``'s files, ids, damage and warnings to this one (``import auto``)."""
         self.files += other.files
-        for name in ("created", "updated", "unchanged", "older", "warnings"):
+        for name in ("created", "updated", "unchanged", "older", "deleted", "warnings"):
             getattr(self, name).extend(getattr(other, name))
         self.skipped_lines.update(other.skipped_lines)
 
@@ -82,14 +84,15 @@ class ImportSummary:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "older_than_since": self.older,
+            "deleted": self.deleted,
             "skipped_lines": dict(self.skipped_lines),
             "warnings": self.warnings,
         }
 
     @property
     def threads(self) -> int:
-        """Distinct threads the files held."""
-        return len({*self.created, *self.updated, *self.unchanged, *self.older})
+        """Distinct threads the files held (deleted ones included)."""
+        return len({*self.created, *self.updated, *self.unchanged, *self.older, *self.deleted})
 
     def lines(self, *, dry_run: bool) -> list[str]:
         """The human summary printed by ``loomsync import``: printable lines (warnings quote
@@ -100,6 +103,11 @@ class ImportSummary:
             f" {len(self.updated)} updated, {len(self.unchanged)} unchanged,"
             f" {len(self.older)} older than --since."
         ]
+        if self.deleted:
+            out.append(
+                f"Skipped {len(self.deleted)} thread(s) you deleted: {', '.join(self.deleted)};"
+                " to import them anyway, add --include-deleted."
+            )
         if self.skipped_lines:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
             out.append(f"Skipped damaged lines: {reasons}.")
@@ -325,6 +333,8 @@ def import_sessions(
     progress: Callable[[Path], None] | None = None,
     redaction: Redaction | None = None,
     owner: ImportOwner | None = None,
+    deletions: Deletions | None = None,
+    include_deleted: bool = False,
 ) -> ImportSummary:
     """Import every session in ``files`` into ``store``.
 
@@ -332,7 +342,11 @@ def import_sessions(
     server). A thread whose ``last_activity_at`` is before ``since`` (UTC) is left out. With
     ``dry_run`` nothing is written. ``progress`` is called after each file. ``redaction``:
     the store's (default: the detector without an allow-list). ``owner``: whose ids the
-    threads get (:func:`import_owner`; None: the ids the files carry).
+    threads get (:func:`import_owner`; None: the ids the files carry). ``deletions``: the
+    threads deleted on this machine (:class:`~loomsync.sync.deletions.Deletions`): one of them
+    is skipped and listed in ``deleted`` (newcomer finding 2), or with ``include_deleted``
+    imported again: as a private thread (this machine only) when the server had it, since the
+    server never takes a deleted id again (API.md, "Deleted").
 
     Raises:
         KeyError: unknown format.
@@ -346,7 +360,16 @@ def import_sessions(
         summary.warnings.extend(result.warnings)
         for thread in result.threads:
             clean = (redaction or default_redaction()).thread(_owned(existing, thread, owner))
+            was = deletions.get(str(clean.id)) if deletions is not None else None
+            if was is not None and not include_deleted:
+                if str(clean.id) not in summary.deleted:
+                    summary.deleted.append(str(clean.id))
+                continue
+            if was == "server":
+                clean = clean.model_copy(update={"is_private": True})
             _import_one(store, existing, clean, since, dry_run, summary)
+            if was is not None and not dry_run and deletions is not None:
+                deletions.forget(str(clean.id))
         if progress is not None:
             progress(path)
     return summary
