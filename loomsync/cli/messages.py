@@ -75,6 +75,8 @@ VISIBLE_NOT_LOCAL = (
     "--scope visible asks the server (this machine holds only your threads): drop --local"
 )
 #: ``--mine`` with ``--scope visible``.
+CURSOR_NOT_LOCAL = "--cursor pages the server's hits; it cannot go with --local"
+
 MINE_AND_VISIBLE = "--mine is --scope mine; it cannot go with --scope visible: choose one"
 
 #: The last line of ``loomsync status`` (issue 16 item 5), one per state.
@@ -147,6 +149,26 @@ def more_rows(more: int | None, cursor: str, limit: int) -> str:
     say how many)."""
     head = f"{more} more" if more is not None else "More on the server"
     return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
+
+
+def more_hits(cursor: str, limit: int) -> str:
+    """The note after a server search that stopped at ``-n`` (finding 6): the server does not
+    say how many more match, only where the next page starts."""
+    return f"More on the server: --cursor {cursor} the next {limit}, or a larger -n (up to 100)."
+
+
+def no_threads_in_workspace(workspace: str, *, server: bool) -> str:
+    """What ``list --workspace`` says when no thread has that ``workspace_root`` (finding 7)."""
+    where = " on the server" if server else ""
+    return (
+        f"No threads in workspace {workspace}{where} (the path each thread's agent worked in; "
+        "`loomsync list` without --workspace lists them all)."
+    )
+
+
+def no_hits_in_workspace(workspace: str) -> str:
+    """The line under ``search --workspace``'s empty headline (finding 7)."""
+    return f"No threads in workspace {workspace} match; without --workspace, every workspace."
 
 
 def not_a_cursor(cursor: str) -> str:

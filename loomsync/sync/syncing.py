@@ -168,11 +168,13 @@ class SyncingThreadStore:
         syntax: Syntax = "plain",
         scope: Scope = "mine",
         workspace: str | None = None,
+        cursor: str | None = None,
     ) -> SearchResults:
         """Server search (``syntax`` plain or web) merged by score with the threads only this
         machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the local search
         when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``.
-        ``scope`` and ``workspace`` filter as the server's search does (API.md section 6)."""
+        ``scope`` and ``workspace`` filter as the server's search does (API.md section 6);
+        ``cursor`` asks for the server's next page (``next_cursor`` of the results)."""
 
         def local_only() -> set[str]:
             queued = {e.thread_id for e in self.queue.entries()}
@@ -180,7 +182,7 @@ class SyncingThreadStore:
 
         return onlinesearch.search(
             self.client, self.local, local_only, query,
-            limit=limit, syntax=syntax, scope=scope, workspace=workspace,
+            limit=limit, syntax=syntax, scope=scope, workspace=workspace, cursor=cursor,
         )  # fmt: skip
 
     # -- writing -----------------------------------------------------------------------------
