@@ -127,6 +127,10 @@ def list_threads(
 ) -> None:
     """List threads, newest activity first, with their sync state (a page at a time;
     --scope visible: the server's threads you may read, with their owner)."""
+    if archived and all_:  # finding 13: --all adds archived ones, --archived only them
+        raise typer.BadParameter(
+            messages.only_one_of(["--archived", "--all"], ["--archived", "--all"])
+        )
     which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
     workspace = workspaces.normalised(workspace)
     scope = scopes.chosen(scope, mine)

@@ -25,7 +25,7 @@ from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
-from loomsync.errors import AuthError, ConfigError, NotLoggedInError
+from loomsync.errors import AuthError, InvalidInputError, NotLoggedInError
 from loomsync.http.connect import open_store
 from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
@@ -159,7 +159,10 @@ def _thread_id(store: SyncingThreadStore, ref: str) -> str:
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
     path = Path(ref)
     if not ref.startswith("T-") and path.suffix in (".json", ".jsonl"):
-        return store.load_file(path)
+        loaded = store.load_file(path)
+        if loaded.id is None and not loaded.messages:  # finding 12: an agent's session file
+            raise InvalidInputError(messages.not_a_thread_file(path))
+        return loaded
     return store.load(_thread_id(store, ref))
 
 
@@ -211,6 +214,10 @@ def fork(
     """Copy a thread (or its first N messages) into a new thread."""
     with _store() as store:
         thread = _thread_id(store, thread)
+        if up_to is not None and up_to > (count := len(store.load(thread).messages)):
+            raise typer.BadParameter(
+                messages.up_to_out_of_range(up_to, count), param_hint="'--up-to'"
+            )
         new = store.fork(thread, up_to=up_to)
         synced = sync_now(store, str(new.id))
     count = len(new.messages)
@@ -305,7 +312,9 @@ def import_command(
     )
 
     if fmt != AUTO and fmt not in FORMAT_NAMES:
-        raise ConfigError(f"unknown format {fmt!r}; formats: auto, {', '.join(FORMAT_NAMES)}")
+        raise typer.BadParameter(
+            messages.unknown_import_format(fmt, list(FORMAT_NAMES)), param_hint="'FORMAT'"
+        )
     if fmt == AUTO:
         chosen = detected_files(paths or [])
         if not as_json:

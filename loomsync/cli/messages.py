@@ -151,6 +151,30 @@ def more_rows(more: int | None, cursor: str, limit: int) -> str:
     return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
 
 
+def not_a_thread_file(path: Path) -> str:
+    """Why ``show FILE`` refused a JSON file that is no thread document (finding 12; exit 1)."""
+    return (
+        f"{path}: not a loomsync thread file; to bring an agent session in, run "
+        f"`loomsync import auto {path}`"
+    )
+
+
+def unknown_import_format(name: str, formats: list[str]) -> str:
+    """``loomsync import bogus …`` (finding 13: a usage error, exit code 2)."""
+    return f"unknown format {name[:40]!r}; formats: auto, {', '.join(formats)}"
+
+
+def up_to_out_of_range(up_to: int, count: int) -> str:
+    """``fork --up-to N`` past the thread (finding 13: exit code 2, in the option's words)."""
+    return f"--up-to must be between 0 and {count} (the thread has {count} messages), not {up_to}"
+
+
+def only_one_of(given: list[str], choices: list[str]) -> str:
+    """Options that do not go together (finding 13): ``--drop and --discard-failed do not go
+    together: give only one of --status, --retry-failed, --drop, --discard-failed``."""
+    return f"{' and '.join(given)} do not go together: give only one of {', '.join(choices)}"
+
+
 def more_hits(cursor: str, limit: int) -> str:
     """The note after a server search that stopped at ``-n`` (finding 6): the server does not
     say how many more match, only where the next page starts."""
