@@ -19,6 +19,7 @@ import errno
 import shlex
 from pathlib import Path
 
+from loomsync.cli.overrides import login_overrides
 from loomsync.errors import (
     AuthError,
     GoneError,
@@ -46,9 +47,33 @@ def token_refused(server: str | None = None, reason: str | None = None) -> str:
     new token``. ``server``: its address, for the command to paste; ``reason``: the server's
     detail (default ``expired, revoked or not valid``). Raw text."""
     why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    if "LOOMSYNC_TOKEN" in login_overrides():
+        return f"the server refused the token ({why}): {env_token_next_step()}"
     return (
         f"the server refused the token ({why}): run "
         f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
+def env_token_next_step() -> str:
+    """The next step when the token in use comes from ``LOOMSYNC_TOKEN`` (newcomer finding 1):
+    a login cannot replace it, the variable must change. Raw text."""
+    return (
+        "it comes from the LOOMSYNC_TOKEN variable, which overrides the token file (a new "
+        "`loomsync login` does not change it): set LOOMSYNC_TOKEN to a new token, or "
+        "`unset LOOMSYNC_TOKEN` to use the saved one"
+    )
+
+
+def login_shadowed(names: list[str]) -> str:
+    """``login``'s warning when ``names`` (``LOOMSYNC_TOKEN``, ``LOOMSYNC_SERVER_URL``) are set
+    to something else than was just saved (newcomer finding 1): the commands of this shell
+    keep using them. Raw text."""
+    which = " and ".join(names)
+    verb = "overrides" if len(names) == 1 else "override"
+    return (
+        f"{which} {verb} the saved login in this shell, so commands run here still use "
+        f"{'it' if len(names) == 1 else 'them'}: `unset {' '.join(names)}` to use this login"
     )
 
 
@@ -86,6 +111,8 @@ STATUS_NOT_LOGGED_IN = (
 
 def status_token_expired(server: str) -> str:
     """The last line of ``loomsync status`` when the token's ``exp`` has passed (raw text)."""
+    if "LOOMSYNC_TOKEN" in login_overrides():
+        return f"The token expired: {env_token_next_step()} (changes are kept here until then)."
     return (
         f"The token expired: run `loomsync login --server {server} --token TOKEN` with a new "
         "token (changes are kept here until then)."
@@ -268,7 +295,9 @@ __all__ = [
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "env_token_next_step",
     "for_agent",
+    "login_shadowed",
     "more_rows",
     "no_service_manager",
     "no_such_messages",

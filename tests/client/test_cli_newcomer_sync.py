@@ -1,0 +1,59 @@
+"""Newcomer findings 1, 3, 4, 8, 9, 10, 11 and 14 (/work/wt/newcomer-findings.md; issue 16):
+the ``loomsync`` CLI run as a subprocess with a fresh HOME at 80 columns, piped (and on a
+pseudo terminal where the TTY matters), against a real server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app.auth import create_token
+from app.config import Settings
+from tests.client.conftest import LiveServer, Person, make_person
+from tests.client.test_cli_for_people import titled
+
+
+@pytest.fixture
+def someone(tmp_path: Path) -> Person:
+    """A new user's HOME, at 80 columns."""
+    return make_person(tmp_path / "someone", columns=80)
+
+
+def _token(settings: Settings, **kwargs: int) -> str:
+    suffix = uuid.uuid4().hex[:8]
+    return create_token(settings, f"sam-{suffix}", org=f"acme-{suffix}", **kwargs)
+
+
+def test_login_warns_that_loomsync_token_shadows_it(
+    someone: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 1: with a stale LOOMSYNC_TOKEN set, login says the variable wins, and the
+    "log in again" advice names the variable instead of looping back to login."""
+    stale = {"LOOMSYNC_TOKEN": _token(settings, ttl_seconds=-3600)}
+    fresh = _token(settings)
+    done = someone("login", "--server", live_server.url, "--token", fresh, env=stale)
+    assert done.code == 0
+    assert "warning: LOOMSYNC_TOKEN overrides the saved login in this shell" in done.err
+    assert "`unset LOOMSYNC_TOKEN` to use this login" in done.err
+    shown = someone("status", env=stale)
+    assert shown.code == 3
+    last = shown.out.splitlines()[-1]
+    assert "LOOMSYNC_TOKEN" in last
+    assert "`unset LOOMSYNC_TOKEN`" in last
+    assert "run `loomsync login" not in last  # that advice cannot help
+    someone.agent().save(titled("Written under a stale variable"))
+    synced = someone("sync", env=stale)
+    assert synced.code == 3
+    assert "LOOMSYNC_TOKEN" in synced.err
+    # without the variable the saved login works and login says nothing more
+    assert someone("status").code == 0
+    again = someone("login", "--server", live_server.url, "--token", fresh)
+    assert (again.code, again.err) == (0, "")
+    # a variable equal to what is saved is harmless: no warning
+    same = someone(
+        "login", "--server", live_server.url, "--token", fresh, env={"LOOMSYNC_TOKEN": fresh}
+    )
+    assert (same.code, same.err) == (0, "")
