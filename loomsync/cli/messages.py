@@ -176,6 +176,17 @@ def more_rows(more: int | None, cursor: str, limit: int) -> str:
     return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
 
 
+def others_kept_here(count: int) -> str:
+    """The note (stderr) after ``loomsync list`` when this machine holds ``count`` threads of
+    other people (read with ``show``), which are not yours and so not listed (newcomer finding
+    3). Raw text."""
+    threads = f"{count} thread{'s' if count != 1 else ''}"
+    return (
+        f"Not listed: {threads} of other people read here with `loomsync show`; "
+        "`loomsync list --scope visible` lists every thread you may read."
+    )
+
+
 def not_a_cursor(cursor: str) -> str:
     """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
     return (
@@ -304,6 +315,7 @@ __all__ = [
     "not_a_cursor",
     "not_a_server_cursor",
     "not_on_server",
+    "others_kept_here",
     "status_ready",
     "status_token_expired",
     "status_token_refused",

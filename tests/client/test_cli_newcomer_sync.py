@@ -57,3 +57,38 @@ def test_login_warns_that_loomsync_token_shadows_it(
         "login", "--server", live_server.url, "--token", fresh, env={"LOOMSYNC_TOKEN": fresh}
     )
     assert (same.code, same.err) == (0, "")
+
+
+def test_list_mine_leaves_out_a_thread_of_someone_else_read_with_show(
+    tmp_path: Path, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 3: Ben reads Ann's organization thread with ``show`` (which keeps a copy here);
+    his ``list`` (mine, the default) does not show it as his, says that it left it out and
+    where to see it; his own threads, synced or never sent, are listed."""
+    suffix = uuid.uuid4().hex[:6]
+    org = f"acme-{suffix}"
+    ann = make_person(tmp_path / "ann", columns=80)
+    ben = make_person(tmp_path / "ben", columns=80)
+    for who in (ann, ben):
+        token = create_token(settings, f"{who.home.name}-{suffix}", org=org)
+        assert who("login", "--server", live_server.url, "--token", token).code == 0
+    theirs = ann.agent().save(titled("Ann's roadmap", visibility="organization"))
+    assert ann("sync").code == 0
+    ben.agent().save(titled("Ben's notes"))
+    assert ben("sync").code == 0
+    ben.agent().save(titled("Ben's draft"))  # never sent: it has no owner yet, and is his
+    assert ben("show", str(theirs.id), "--no-pager").code == 0
+    listed = ben("list")
+    assert listed.code == 0, listed.err
+    assert str(theirs.id) not in listed.out
+    assert "Ben's notes" in listed.out
+    assert "Ben's draft" in listed.out
+    assert listed.err == (
+        "Not listed: 1 thread of other people read here with `loomsync show`; "
+        "`loomsync list --scope visible` lists every thread you may read.\n"
+    )
+    assert str(theirs.id) not in ben("list", "--json").out
+    visible = ben("list", "--scope", "visible")
+    assert str(theirs.id) in visible.out
+    assert ann("list").err == ""  # her own thread is hers
+    assert str(theirs.id) in ann("list").out
