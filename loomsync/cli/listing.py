@@ -43,6 +43,7 @@ from loomsync.store import shortids as ids
 from loomsync.store import shown
 from loomsync.store.summaries import SortKey, sort_key
 from loomsync.store.summary import ArchivedFilter, Scope, ThreadSummary
+from loomsync.sync import dropped
 from loomsync.terminal import printable
 
 if TYPE_CHECKING:  # `loomsync list` (not --server) imports no HTTP client (test_startup.py)
@@ -161,6 +162,7 @@ def list_threads(
                 entries,
                 lambda i: store.states.get(i).base is not None,
                 logged_in=store.client is not None,
+                dropped=lambda i: dropped.not_sent(local, store.states, i),
             )
             if console.is_terminal:
                 short = ids.abbreviations((row.id for row in rows), ids.local_ids(local))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from loomsync.cli.overrides import login_overrides
@@ -187,6 +188,19 @@ def others_kept_here(count: int) -> str:
     )
 
 
+def dropped_not_sent(thread_ids: Sequence[str], *, queued: bool) -> str:
+    """``sync --status``'s line for threads whose failed change was dropped and that were not
+    saved since (newcomer finding 4): saved here only, nothing will send them. ``queued``:
+    the queue holds other entries (the line follows its table). Raw text."""
+    count = len(thread_ids)
+    threads = f"{count} thread{'s' if count != 1 else ''}"
+    head = "Also not sent" if queued else "Nothing queued, but not sent"
+    return (
+        f"{head}: {threads} whose failed change was dropped, saved here only (saving one "
+        f"again queues it): {', '.join(thread_ids)}."
+    )
+
+
 def not_a_cursor(cursor: str) -> str:
     """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
     return (
@@ -306,6 +320,7 @@ __all__ = [
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "dropped_not_sent",
     "env_token_next_step",
     "for_agent",
     "login_shadowed",

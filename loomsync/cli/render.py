@@ -100,10 +100,13 @@ def sync_states(
     synced: Callable[[str], bool],
     *,
     logged_in: bool = True,
+    dropped: Callable[[str], bool] = lambda _: False,
 ) -> dict[str, str]:
-    """Per thread: ``private``, ``failed``, ``pending``, ``synced`` (the server has it, as
-    ``synced(id)`` says) or ``local`` (never sent: not logged in, and the server never had
-    it, even while its save waits in the queue for a login)."""
+    """Per thread: ``private``, ``failed``, ``pending``, ``not sent`` (its failed change was
+    dropped, ``loomsync sync --drop``, and it was not saved since, as ``dropped(id)`` says:
+    this copy is here only, whatever the server holds; newcomer finding 4), ``synced`` (the
+    server has it, as ``synced(id)`` says) or ``local`` (never sent: not logged in, and the
+    server never had it, even while its save waits in the queue for a login)."""
     states: dict[str, str] = {}
     for row in rows:
         mine = [e for e in entries if e.thread_id == row.id]
@@ -113,6 +116,8 @@ def sync_states(
             states[row.id] = "failed"
         elif mine:
             states[row.id] = "pending" if logged_in or synced(row.id) else "local"
+        elif dropped(row.id):
+            states[row.id] = "not sent"
         else:
             states[row.id] = "synced" if synced(row.id) else "local"
     return states
@@ -249,14 +254,21 @@ def queue_status(
     console: TerminalConsole,
     entries: Sequence[PendingEntry],
     short: dict[str, str] | None = None,
+    not_sent: Sequence[str] = (),
 ) -> None:
     """``loomsync sync --status``: ``N pending, M failed.`` (the counts of
     :func:`loomsync.sync.counts.queue_counts`; ``(K waiting for a new login)`` when the server
-    refused the token) and the queue table (:func:`print_table`)."""
+    refused the token) and the queue table (:func:`print_table`); then the threads of
+    ``not_sent`` (:func:`loomsync.sync.dropped.not_sent_threads`: a dropped change, saved here
+    only; newcomer finding 4). "every change is on the server" only when both are empty."""
+    from loomsync.cli import messages
     from loomsync.sync.counts import queue_counts
 
     if not entries:
-        console.print(Text("Nothing to sync: every change is on the server."))
+        if not_sent:
+            console.print(Text(printable(messages.dropped_not_sent(not_sent, queued=False))))
+        else:
+            console.print(Text("Nothing to sync: every change is on the server."))
         return
     counts = queue_counts(entries)
     waiting = (
@@ -264,6 +276,8 @@ def queue_status(
     )
     console.print(Text(f"{counts.pending} pending{waiting}, {counts.failed} failed."))
     print_table(console, queue_columns(short), entries)
+    if not_sent:
+        console.print(Text(printable(messages.dropped_not_sent(not_sent, queued=True))))
 
 
 def sync_summary(

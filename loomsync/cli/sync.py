@@ -78,6 +78,7 @@ def sync(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from loomsync.cli import drop as dropping
+    from loomsync.sync import dropped
 
     given = [status, retry_failed, drop is not None, discard_failed]
     if sum(given) > 1:
@@ -103,7 +104,8 @@ def sync(
                 if console.is_terminal:
                     queued = (e.thread_id for e in entries)
                     short = ids.abbreviations(queued, ids.local_ids(store.local))
-                render.queue_status(console, entries, short)
+                not_sent = dropped.not_sent_threads(store.local, store.states)
+                render.queue_status(console, entries, short, not_sent)
             return
         client = _require_login(store)
         total = len([e for e in store.status() if retry_failed or not e.failed])

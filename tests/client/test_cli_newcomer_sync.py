@@ -12,7 +12,7 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
-from tests.client.conftest import LiveServer, Person, make_person
+from tests.client.conftest import BODY_LIMIT, LiveServer, Person, make_person, with_turns
 from tests.client.test_cli_for_people import titled
 
 
@@ -92,3 +92,37 @@ def test_list_mine_leaves_out_a_thread_of_someone_else_read_with_show(
     assert str(theirs.id) in visible.out
     assert ann("list").err == ""  # her own thread is hers
     assert str(theirs.id) in ann("list").out
+
+
+def test_a_dropped_save_never_sent_reads_not_sent(
+    someone: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 4: a save the server refused for good (413: too large) and then dropped is
+    neither ``local`` ("sent once you log in") nor on the server: ``list`` says ``not sent``
+    and ``sync --status`` names it instead of "every change is on the server"; saving it
+    again queues it again."""
+    assert someone("login", "--server", live_server.url, "--token", _token(settings)).code == 0
+    huge = someone.agent().save(
+        titled(
+            "Huge paste",
+            conversation={"messages": [{"role": "user", "content": "x" * (BODY_LIMIT + 1000)}]},
+        )
+    )
+    thread_id = str(huge.id)
+    assert someone("sync").code == 1  # 413: failed for good
+    dropped = someone("sync", "--drop", thread_id, "--yes")
+    assert dropped.code == 0, dropped.err
+    listed = someone("list")
+    row = next(line for line in listed.out.splitlines() if line.startswith(thread_id))
+    assert row.split("\t")[-1] == "not sent"
+    status = someone("sync", "--status")
+    assert status.code == 0
+    assert "every change is on the server" not in status.out
+    assert status.out == (
+        "Nothing queued, but not sent: 1 thread whose failed change was dropped, saved here "
+        f"only (saving one again queues it): {thread_id}.\n"
+    )
+    agent = someone.agent()
+    agent.save(with_turns(agent.load(thread_id), "one more"))  # saved again: queued again
+    assert "not sent" not in someone("list").out
+    assert someone("sync", "--status").out.splitlines()[0] == "1 pending, 0 failed."
