@@ -280,13 +280,23 @@ def queue_status(
         console.print(Text(printable(messages.dropped_not_sent(not_sent, queued=True))))
 
 
+#: The most waiting entries ``loomsync sync`` names one per line (then ``… and K more``).
+WAITING_SHOWN = 10
+
+
 def sync_summary(
-    outcomes: Sequence[SyncOutcome], counts: QueueCounts, failed: Sequence[PendingEntry] = ()
+    outcomes: Sequence[SyncOutcome],
+    counts: QueueCounts,
+    failed: Sequence[PendingEntry] = (),
+    waiting: Sequence[PendingEntry] = (),
 ) -> list[RenderableType]:
     """``loomsync sync``: what this run did (sent, pulled, forked), what the queue holds after
     it (``failed`` and ``still pending``: :class:`~loomsync.sync.counts.QueueCounts`, so a
     failed entry from an earlier run is counted too: issue 16 item 2), one line per notable
-    outcome, and one per entry of ``failed`` this run did not already report."""
+    outcome, one per entry of ``failed`` this run did not already report, and one per entry
+    of ``waiting`` (the queue's pending entries) it did not report either: a run stops at the
+    first that cannot be sent, so the others are named too (newcomer finding 8), at most
+    :data:`WAITING_SHOWN` of them, then ``… and K more``."""
     count: dict[str, int] = {}
     for outcome in outcomes:
         count[outcome.status] = count.get(outcome.status, 0) + 1
@@ -306,6 +316,21 @@ def sync_summary(
             line.append("failed" + op, style="bold red")
             line.append(": " + printable(entry.last_error or "refused by the server"))
             lines.append(line)
+    reported = {o.thread_id for o in outcomes if o.status in notable}
+    left = [e for e in waiting if not e.failed and e.thread_id not in reported]
+    shown = WAITING_SHOWN - len([o for o in outcomes if o.status in ("pending", "token_refused")])
+    shown = max(shown, 1) if left else 0
+    for entry in left[:shown]:
+        line = Text(entry.thread_id + " ", style="cyan")
+        if entry.waiting_for_login:
+            line.append("waiting for a new login", style="bold red")
+        else:
+            op = "" if entry.op == "save" else f" ({entry.op})"
+            line.append("pending" + op, style="bold yellow")
+            line.append(": not tried, the run stopped at the first that could not be sent")
+        lines.append(line)
+    if len(left) > shown:
+        lines.append(Text(f"… and {len(left) - shown} more (`loomsync sync --status` lists them)."))
     return lines
 
 

@@ -121,6 +121,7 @@ def sync(
         pulled = store.pull() if pull and not stopped else []
         counts = store.counts()
         failed = store.queue.failed()
+        waiting = [e for e in store.status() if not e.failed]
     code = exits.for_sync(outcomes, counts)
     if as_json:
         done = [o.as_dict() for o in outcomes + pulled]
@@ -137,7 +138,7 @@ def sync(
         )
     else:
         _say(found)
-        render.print_lines(console, render.sync_summary(outcomes + pulled, counts, failed))
+        render.print_lines(console, render.sync_summary(outcomes + pulled, counts, failed, waiting))
         if failed:
             console.print(FAILED_HINT)
         if any(o.status == "token_refused" for o in outcomes):

@@ -12,6 +12,7 @@ import pytest
 
 from app.auth import create_token
 from app.config import Settings
+from loomsync.cli.render import WAITING_SHOWN
 from tests.client.conftest import BODY_LIMIT, LiveServer, Person, make_person, with_turns
 from tests.client.test_cli_for_people import titled
 
@@ -126,3 +127,28 @@ def test_a_dropped_save_never_sent_reads_not_sent(
     agent.save(with_turns(agent.load(thread_id), "one more"))  # saved again: queued again
     assert "not sent" not in someone("list").out
     assert someone("sync", "--status").out.splitlines()[0] == "1 pending, 0 failed."
+
+
+def test_sync_names_every_waiting_thread_bounded(
+    someone: Person, own_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 8: with the server down, ``sync`` names each of the threads that wait, not
+    only the one it tried; past :data:`~loomsync.cli.render.WAITING_SHOWN` it says how many
+    more."""
+    assert someone("login", "--server", own_server.url, "--token", _token(settings)).code == 0
+    agent = someone.agent()
+    saved = [str(agent.save(titled(f"Notes {i}")).id) for i in range(3)]
+    own_server.stop()
+    done = someone("sync")
+    assert done.code == 4
+    named = [line for line in done.out.splitlines() if line.startswith("T-")]
+    assert sorted(line.split(" ")[0] for line in named) == sorted(saved)
+    assert all(" pending" in line for line in named)
+    many = saved + [str(agent.save(titled(f"More {i}")).id) for i in range(WAITING_SHOWN)]
+    done = someone("sync")
+    named = [line for line in done.out.splitlines() if line.startswith("T-")]
+    assert len(named) == WAITING_SHOWN
+    assert {line.split(" ")[0] for line in named} <= set(many)
+    assert done.out.splitlines()[-1] == (
+        f"… and {len(many) - WAITING_SHOWN} more (`loomsync sync --status` lists them)."
+    )
