@@ -13,7 +13,16 @@ import pytest
 from app.auth import create_token
 from app.config import Settings
 from loomsync.cli.render import WAITING_SHOWN
-from tests.client.conftest import BODY_LIMIT, LiveServer, Person, make_person, with_turns
+from loomsync.core.document.ids import ThreadId
+from tests.client.conftest import (
+    BODY_LIMIT,
+    LiveServer,
+    Person,
+    make_client,
+    make_person,
+    on_a_terminal_answering,
+    with_turns,
+)
 from tests.client.test_cli_for_people import titled
 
 
@@ -152,3 +161,28 @@ def test_sync_names_every_waiting_thread_bounded(
     assert done.out.splitlines()[-1] == (
         f"… and {len(many) - WAITING_SHOWN} more (`loomsync sync --status` lists them)."
     )
+
+
+def test_a_drop_answered_no_exits_1_and_prints_its_text_as_written(
+    someone: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 9: at a terminal, ``sync --drop ID`` answered ``n`` exits 1 (a question answered
+    no, docs/client.md's exit table), and the explanation (an id, a 403, brackets) carries no
+    colour rich's highlighter would add: only what the command styles itself."""
+    suffix = uuid.uuid4().hex[:8]
+    bob = create_token(settings, f"bob-{suffix}", org=f"other-{suffix}")
+    theirs = make_client(live_server.url, bob).put_thread(
+        titled("Bob's public notes", str(ThreadId.new()), visibility="public"), base_version=0
+    )
+    assert someone("login", "--server", live_server.url, "--token", _token(settings)).code == 0
+    thread_id = str(theirs.id)
+    assert someone("archive", thread_id).code == 1  # 403: only the owner may change it
+    code, out = on_a_terminal_answering(someone, "sync", "--drop", thread_id, answer="n")
+    assert code == 1
+    text = out.decode()
+    assert f"{thread_id} (patch) failed: refused by the server" in text
+    assert "\x1b[" not in text  # no style at all: none of this output is styled on purpose
+    assert text.rstrip().endswith("Nothing dropped.")
+    code, out = on_a_terminal_answering(someone, "logout")
+    assert code == 0
+    assert out.decode().replace("\r\n", "\n") == f"Logged out of {live_server.url}.\n"
