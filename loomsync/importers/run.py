@@ -44,7 +44,7 @@ _IGNORED = {"version", "updated_at"}
 
 
 class _Store(Protocol):
-    def save(self, thread: Thread) -> Thread: ...
+    def save(self, thread: Thread, *, read: Thread | None = None) -> Thread: ...
 
 
 class _Loader(Protocol):
@@ -373,7 +373,25 @@ def _import_one(
     if thread_id in summary.unchanged:
         summary.unchanged.remove(thread_id)
     if not dry_run:
-        store.save(candidate.model_copy(update={"version": stored.version}))
+        save_over(store, candidate.model_copy(update={"version": stored.version}), stored)
+
+
+def save_over(store: _Store, thread: Thread, stored: Thread) -> Thread:
+    """Save a newer capture ``thread`` of the session whose stored copy is ``stored``.
+
+    A session file only grows, but a message of it may grow too: Claude Code writes one line
+    per content block under one message id, so an import between two of those lines stored a
+    shorter message than the file holds now. Saved plainly, that differs from the file's copy
+    without extending it and went to a fork (5 messages, then a fork with 11: issue 17 item 1).
+    ``stored`` is named as the copy this capture replaces
+    (:meth:`loomsync.sync.syncing.SyncingThreadStore.save`'s ``read``), so the message is
+    updated in place and the sync sends the thread as it is now. A capture with fewer messages
+    than the stored copy is saved plainly (an import never shortens a thread: it merges or
+    forks as before).
+    """
+    if len(thread.messages) >= len(stored.messages):
+        return store.save(thread, read=stored)
+    return store.save(thread)
 
 
 __all__ = [
@@ -383,6 +401,7 @@ __all__ = [
     "detected_files",
     "import_owner",
     "import_sessions",
+    "save_over",
     "session_files",
     "token_subject",
 ]
