@@ -425,7 +425,7 @@ def import_command(
         raise typer.Exit(1)
 
 
-from loomsync.cli import mcpserver, open, search, secrets, sync  # noqa: E402  (their commands)
+from loomsync.cli import mcpserver, open, search, secrets, sync, watch  # noqa: E402  (their commands)
 
 
 def main() -> None:
@@ -454,4 +454,4 @@ def _run() -> None:
         sys.exit(1)
 
 
-__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "sync"]
+__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "sync", "watch"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from loomsync import edits
+from loomsync.store.summary import SyncOutcome
 from loomsync.sync.engine import SyncEngine
 from loomsync.sync.queue import PendingSyncQueue
 
@@ -24,8 +26,16 @@ class BackgroundSync:
     soonest is due. It never waits on another process syncing the same thread.
     """
 
-    def __init__(self, engine: SyncEngine, queue: PendingSyncQueue) -> None:
+    def __init__(
+        self,
+        engine: SyncEngine,
+        queue: PendingSyncQueue,
+        progress: Callable[[SyncOutcome], None] | None = None,
+    ) -> None:
+        """Start the thread; ``progress`` is called (from it) with each entry's outcome
+        (``loomsync watch`` logs them, issue 17 item 1)."""
         self._engine = engine
+        self._progress = progress
         self._queue = queue
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -49,7 +59,7 @@ class BackgroundSync:
             try:
                 due = [e for e in self._queue.entries() if e.due(edits.now())]
                 if due:
-                    self._engine.run(due, wait=False)
+                    self._engine.run(due, wait=False, progress=self._progress)
                 remaining = [e for e in self._queue.entries() if not e.failed]
                 if remaining:
                     now = edits.now()
