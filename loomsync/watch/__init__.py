@@ -88,6 +88,13 @@ def watch(*, paths: ClientPaths | None = None, stop: threading.Event | None = No
 
     offsets = Offsets(offsets_file(paths))
     watched = sources(config.watch)
+    waiting = [str(source.root) for source in watched if not source.root.is_dir()]
+    log.info(
+        "started: %d folder(s) to watch%s; offsets in %s",
+        len(watched),
+        printable(f" ({len(waiting)} not there yet: {', '.join(waiting)})" if waiting else ""),
+        printable(str(offsets.path)),
+    )
     try:
         capture = Capture(store, offsets, import_owner(paths, config), on_saved=saved)
         run(

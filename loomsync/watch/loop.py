@@ -146,7 +146,12 @@ def _watch(
         recursive=True,
         ignore_permission_denied=True,
     )
+    started = False
     for changes in changes_seen:
+        if not started:  # the watcher runs from the first batch on: what changed between the
+            started = True  # caller's scan and now was not seen as an event
+            for source in present:
+                capture.scan(source)
         for change, name in sorted(changes, key=lambda item: item[1]):
             path = Path(name)
             source = source_of(path, present)
