@@ -40,7 +40,7 @@ def offsets_file(paths: ClientPaths) -> Path:
 
 def _saved_line(event: Saved) -> str:
     what = "new thread" if event.created else "updated"
-    change = f"+{event.added}" + (", last message rewritten" if event.rewritten else "")
+    change = f"+{event.added}" + (f", {event.rewritten} grown in place" if event.rewritten else "")
     return printable(
         f"imported {event.path} ({event.format}): {event.thread_id} {what},"
         f" {event.messages} messages ({change})"

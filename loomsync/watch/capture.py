@@ -78,8 +78,8 @@ class _File:
 @dataclass(frozen=True, slots=True)
 class Saved:
     """One import event: a session of ``path`` saved as ``thread_id`` (``created``: new here;
-    ``messages``: its count after; ``added``: how many are new; ``rewritten``: a message
-    changed in place)."""
+    ``messages``: its count after; ``added``: how many more there are; ``rewritten``: how
+    many of the earlier ones changed in place, a message that grew)."""
 
     path: Path
     format: str
@@ -87,7 +87,7 @@ class Saved:
     created: bool
     messages: int
     added: int
-    rewritten: bool
+    rewritten: int
 
 
 class Capture:
@@ -258,13 +258,13 @@ class Capture:
         if self.on_saved is not None:
             self.on_saved(event)
 
-    def _first_save(self, owned: Thread) -> tuple[Thread, bool, int, bool]:
+    def _first_save(self, owned: Thread) -> tuple[Thread, bool, int, int]:
         """``loomsync import``'s rules (:mod:`loomsync.importers.run`): ``(saved, created,
         added, rewritten)``; ``saved`` is the stored copy when nothing changed."""
         stored = stored_copy(self.store.local, str(owned.id))
         if stored is None:
             saved = self.store.save(owned)
-            return saved, True, len(saved.messages), False
+            return saved, True, len(saved.messages), 0
         clean = self.store.local.redaction.thread(owned)
         candidate = with_local_choices(clean, stored)
         if comparable(candidate) == comparable(stored) or older_capture(candidate, stored):
@@ -275,22 +275,22 @@ class Capture:
         same = _same_prefix(stored.messages, saved.messages)
         return saved, False, len(saved.messages) - same, same < len(stored.messages)
 
-    def _next_save(self, owned: Thread, session: _Session) -> tuple[Thread, int, bool]:
+    def _next_save(self, owned: Thread, session: _Session) -> tuple[Thread, int, int]:
         """A session saved before by this process: ``(saved, added, rewritten)``; only the
         messages that changed since are new objects (the store scans and appends those)."""
         raw, old = owned.messages, session.raw
         same = _same_prefix(old, raw)
         if same == len(raw) < len(old):
-            return session.saved, 0, False  # an earlier capture: never shorten
+            return session.saved, 0, 0  # an earlier capture: never shorten
         messages = [*session.saved.messages[:same], *raw[same:]]
         candidate = with_local_choices(with_messages(owned, messages), session.saved)
         candidate = candidate.model_copy(update={"version": session.saved.version})
         if same == len(raw) == len(old):
             fields = self.store.local.redaction.value(fields_of(candidate))
             if fields == fields_of(session.saved):
-                return session.saved, 0, False
+                return session.saved, 0, 0
         saved = self.store.save(candidate, read=session.saved)
-        return saved, len(raw) - same, same < len(old)
+        return saved, len(raw) - len(old), len(old) - same
 
 
 def _same_prefix(left: list[Message], right: list[Message]) -> int:

@@ -150,8 +150,8 @@ def _watch(
     for changes in changes_seen:
         if not started:  # the watcher runs from the first batch on: what changed between the
             started = True  # caller's scan and now was not seen as an event
-            for source in present:
-                capture.scan(source)
+            for each in present:
+                capture.scan(each)
         for change, name in sorted(changes, key=lambda item: item[1]):
             path = Path(name)
             source = source_of(path, present)
@@ -163,7 +163,7 @@ def _watch(
                 capture.scan(Source(path, source.format))  # a folder moved in, or made
             elif source.wants(path):
                 capture.changed(path, source)
-        if {source.root for source in watched if source.root.is_dir()} != roots:
+        if {each.root for each in watched if each.root.is_dir()} != roots:
             return
 
 

@@ -24,11 +24,14 @@ import pytest
 from loomsync.importers import FORMATS, parse_file
 from loomsync.importers.run import token_subject
 from loomsync.store.local import LocalThreadStore
+from tests.client import planted
 from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, wait_for
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts"
-ROLLOUT = TRANSCRIPTS / "codex-rollout" / (
-    "rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl"
+ROLLOUT = (
+    TRANSCRIPTS
+    / "codex-rollout"
+    / ("rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl")
 )
 SHORT = TRANSCRIPTS / "claude-code" / "short.jsonl"
 LONGER = TRANSCRIPTS / "claude-code" / "5c187f31.jsonl"
@@ -80,7 +83,9 @@ def watches() -> Iterator[list[Watch]]:
         assert "Traceback" not in watch.text(), watch.text()
 
 
-def copy_lines(source: Path, target: Path, *, pause: float = 0.01, lines: slice | None = None) -> None:
+def copy_lines(
+    source: Path, target: Path, *, pause: float = 0.01, lines: slice | None = None
+) -> None:
     """Append ``source``'s lines (those of ``lines``) to ``target`` as an agent writes them:
     one write per line with a pause between, and each fourth line split across two writes."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -132,12 +137,14 @@ def test_sessions_written_line_by_line_reach_the_store_and_the_server(
     copy_lines(ROLLOUT, rollout)
     copy_lines(SHORT, transcript)
     want = {**expected("codex", rollout, account), **expected("claude-code", transcript, account)}
-    assert len(want) == 2 and all(want.values())
+    assert len(want) == 2
+    assert all(want.values())
     wait_for(lambda: local_counts(person) == want, timeout=10, what="the local store")
     ids = list(want)
     wait_for(lambda: server_counts(live_server, account, ids) == want, timeout=15,
              what="the server")  # fmt: skip
-    assert watch.lines("imported") and watch.lines(" synced")
+    assert watch.lines("imported")
+    assert watch.lines(" synced")
     assert watch.stop() == 0
 
 
@@ -246,9 +253,7 @@ def test_polling_fallback_and_configured_folders(
              what="the server")  # fmt: skip
 
 
-def test_a_replaced_file_is_read_again_from_its_start(
-    person: Person, watches: list[Watch]
-) -> None:
+def test_a_replaced_file_is_read_again_from_its_start(person: Person, watches: list[Watch]) -> None:
     transcript = person.home / CLAUDE_DIR / "short.jsonl"
     copy_lines(SHORT, transcript, pause=0, lines=slice(0, 8))
     watches.append(watch := Watch(person))
@@ -276,9 +281,36 @@ def test_importing_a_growing_claude_code_transcript_twice_updates_it_in_place(
     assert person("import", "claude-code", str(transcript)).code == 0
     copy_lines(SHORT, transcript, pause=0, lines=slice(6, None))
     whole = expected("claude-code", transcript, account)
-    assert first.keys() == whole.keys() and first != whole
+    assert first.keys() == whole.keys()
+    assert first != whole
     done = person("import", "claude-code", str(transcript))
     assert done.code == 0, done.err
-    assert "1 updated" in done.out and "forked 0;" in done.out, done.out
+    assert "1 updated" in done.out, done.out
+    assert "forked 0;" in done.out, done.out
     assert local_counts(person) == whole
     assert server_counts(live_server, account, list(whole)) == whole
+
+
+def test_credentials_in_a_watched_session_never_reach_the_files_or_the_server(
+    person: Person, live_server: LiveServer, account: str, watches: list[Watch]
+) -> None:
+    """The planted transcript (tests/client/planted.py) written line by line: what the watch
+    stores and sends is redacted, every appended turn included (the store's save redacts the
+    new messages, issue 12)."""
+    assert login(person, live_server, account).code == 0
+    source, _ = planted.session_copy(person.home / "elsewhere", "nobody")
+    watches.append(Watch(person))
+    transcript = person.home / CLAUDE_DIR / source.name
+    copy_lines(source, transcript, pause=0.005)
+    want = expected("claude-code", transcript, account)
+    wait_for(lambda: server_counts(live_server, account, list(want)) == want, timeout=15,
+             what="the server")  # fmt: skip
+    with httpx.Client(
+        base_url=live_server.url, headers={"Authorization": f"Bearer {account}"}
+    ) as http:
+        bodies = "".join(http.get(f"/api/threads/{thread_id}").text for thread_id in want)
+    files = "".join(p.read_text() for p in person.paths.threads_dir.glob("T-*.jsonl"))
+    assert "[REDACTED:" in bodies
+    assert "[REDACTED:" in files
+    leaked = [kind for kind, value in planted.every_value() if value in bodies or value in files]
+    assert leaked == []
