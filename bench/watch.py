@@ -152,6 +152,7 @@ def idle(section: Section, home: Path, files: int, window: float) -> None:
     log = home / "watch.log"
     for polling in ("never", "always"):
         set_polling(home, polling)
+        log.write_text("")
         with watch_process(home, log) as process:
             began = time.monotonic()
             wait_until(lambda: "watching " in log.read_text(), 3600, "the first scan")
@@ -166,8 +167,9 @@ def idle(section: Section, home: Path, files: int, window: float) -> None:
             floor = idle_share(bare.pid, window)
             floor_rss = rss_mib(bare.pid)
         imported = log.read_text().count("imported ")
+        what = f"{imported:,} imported" if imported else "a restart: offsets kept, 0 read"
         section.lines.append(
-            f"  {mode:<12} start {ready:7.1f} s ({imported:,} imported)   idle CPU {share * 100:5.2f}% "
+            f"  {mode:<12} start {ready:7.1f} s ({what})   idle CPU {share * 100:5.2f}% "
             f"of a core (floor watchfiles alone {floor * 100:5.2f}%)   RSS {rss:6.1f} MiB "
             f"(floor {floor_rss:5.1f} MiB, {rss / max(floor_rss, 0.1):.1f}x)"
         )

@@ -49,6 +49,9 @@ from loomsync.watch.tailer import read_lines
 
 log = logging.getLogger("loomsync.watch")
 
+#: Complete lines a file must hold before it is said not to be a session.
+JUDGED_AFTER = 3
+
 #: Files whose records are kept in memory at once (the most recently changed); another one
 #: changing is read from its start again.
 OPEN_FILES = 32
@@ -167,9 +170,11 @@ class Capture:
             log.warning("cannot read %s: %s", printable(key), printable(exc.strerror or str(exc)))
 
     def _not_a_session(self, path: Path, info: os.stat_result, row: Offset | None) -> None:
-        """Said once per file (a row marks it), and only once it holds a whole line: a session
-        file is created empty and its first line may still be being written."""
-        if info.st_size == 0 or not _has_a_line(path):
+        """Said once per file (a row marks it), and only once it holds a few whole lines
+        (:data:`JUDGED_AFTER`): a session file is created empty, its first line may still be
+        being written, and a Claude Code transcript may open with lines that do not tell it
+        yet (a ``file-history-snapshot``)."""
+        if info.st_size == 0 or not _has_lines(path, JUDGED_AFTER):
             return
         if row is None or not row.ignored:
             log.info("ignored %s: not a session file of a watched format", printable(str(path)))
@@ -311,12 +316,14 @@ def _format(path: Path, source: Source) -> str | None:
     return detect_format(path)
 
 
-def _has_a_line(path: Path) -> bool:
+def _has_lines(path: Path, count: int) -> bool:
+    """True when the first 64 KiB of ``path`` hold ``count`` newlines, or are all there."""
     try:
         with open(path, "rb") as handle:
-            return b"\n" in handle.read(65536)
+            head = handle.read(65536)
     except OSError:
         return False
+    return head.count(b"\n") >= count or len(head) == 65536
 
 
-__all__ = ["OPEN_FILES", "Capture", "Saved"]
+__all__ = ["JUDGED_AFTER", "OPEN_FILES", "Capture", "Saved"]

@@ -144,6 +144,7 @@ def test_sessions_written_line_by_line_reach_the_store_and_the_server(
     wait_for(lambda: server_counts(live_server, account, ids) == want, timeout=15,
              what="the server")  # fmt: skip
     assert watch.lines("imported")
+    assert not watch.lines("ignored "), watch.text()
     assert watch.lines(" synced")
     assert watch.stop() == 0
 
@@ -221,6 +222,7 @@ def test_a_file_that_is_not_a_session_is_ignored_with_one_log_line(
     [count] = expected("claude-code", transcript, None).values()  # ids: the machine's key
     wait_for(lambda: list(local_counts(person).values()) == [count], what="the real session")
     assert len(watch.lines("notes.jsonl")) == 1, watch.text()
+    assert not watch.lines("ignored ")[1:], watch.text()  # the session's first lines were not
     assert watch.lines("ignored")[0].startswith("ignored ")
     assert watch.lines("not logged in")
 
@@ -314,3 +316,11 @@ def test_credentials_in_a_watched_session_never_reach_the_files_or_the_server(
     assert "[REDACTED:" in files
     leaked = [kind for kind, value in planted.every_value() if value in bodies or value in files]
     assert leaked == []
+
+
+def test_an_invalid_watch_configuration_is_refused_in_words(person: Person) -> None:
+    person.paths.config_file.parent.mkdir(parents=True)
+    person.paths.config_file.write_text('[watch]\npolling = "sometimes"\n')
+    done = person("watch")
+    assert done.code == 1
+    assert done.err.startswith("error: invalid client configuration: watch.polling"), done.err
