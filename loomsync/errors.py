@@ -4,6 +4,7 @@
 
     LoomsyncError
     ├── ConfigError                 bad or missing client configuration
+    │   └── NotLoggedInError        no server or no token configured
     ├── ThreadNotFoundError         no such thread (locally, or 404 from the server)
     ├── InvalidThreadFileError      a thread file that does not parse (local, or a given path)
     │   └── CorruptThreadError      a stored thread file, moved aside ("quarantined")
@@ -14,6 +15,7 @@
     └── SyncError                   anything the server or the network said no to
         ├── NetworkError            no answer (connection refused, timeout, TLS, ...)
         ├── AuthError               401 or 403
+        │   └── TokenRefusedError   401: the token expired, was revoked or is not valid
         ├── RemoteNotFoundError     404 (also a ThreadNotFoundError)
         ├── ConflictError           409, with the server's copy
         ├── GoneError               410, deleted on the server (also a ThreadNotFoundError)
@@ -37,6 +39,11 @@ class LoomsyncError(Exception):
 
 class ConfigError(LoomsyncError):
     """Client configuration is missing or invalid (e.g. not logged in, bad config.toml)."""
+
+
+class NotLoggedInError(ConfigError):
+    """The command needs the server, and no server URL or token is configured (issue 16
+    item 2: the CLI exits with :data:`loomsync.cli.exits.ExitCode.LOGIN`)."""
 
 
 class ThreadNotFoundError(LoomsyncError):
@@ -155,7 +162,16 @@ class NetworkError(SyncError):
 
 
 class AuthError(SyncError):
-    """401 (missing, bad or expired token) or 403 (readable but not writable)."""
+    """401 (missing, bad or expired token: :class:`TokenRefusedError`) or 403 (readable but
+    not writable, or not yours to change)."""
+
+
+class TokenRefusedError(AuthError):
+    """401: the server refused the token (expired, revoked, signed with another key, not a
+    token at all). Issue 16 item 3: never "offline". The sync keeps the entry pending for a
+    new login (:meth:`loomsync.sync.queue.PendingSyncQueue.wait_for_login`), neither retried
+    in a loop nor marked failed; the CLI says to run ``loomsync login`` and exits with code 3.
+    """
 
 
 class RemoteNotFoundError(SyncError, ThreadNotFoundError):
@@ -274,6 +290,7 @@ __all__ = [
     "LoomsyncError",
     "NetworkError",
     "NotAThreadIdError",
+    "NotLoggedInError",
     "PrivateThreadError",
     "QueueUnreadableError",
     "RefusedError",
@@ -282,5 +299,6 @@ __all__ = [
     "StoreLockedError",
     "SyncError",
     "ThreadNotFoundError",
+    "TokenRefusedError",
     "UnsupportedOperationError",
 ]

@@ -1,7 +1,8 @@
 """``loomsync``: the command line of the client (docs/client.md shows what each command prints).
 
 The SDK does the work; this module parses arguments, calls it, and renders with one rich
-Console. Errors of the SDK are caught in one place (:func:`main`): one red line, exit code 1.
+Console. Errors of the SDK are caught in one place (:func:`main`): one red line, and the exit
+code of :mod:`loomsync.cli.exits` (issue 16 item 2: 1 failed, 3 login, 4 unreachable).
 The consoles are :class:`~loomsync.terminal.TerminalConsole`: markup is off (style with
 ``Text``), and text from threads, servers and files is made printable before it is shown.
 """
@@ -21,15 +22,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render, urls
+from loomsync.cli import exits, messages, render, urls
+from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
-from loomsync.core.document import codec
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
-from loomsync.errors import AuthError, ConfigError
+from loomsync.errors import AuthError, ConfigError, NotLoggedInError
 from loomsync.http.connect import open_store
-from loomsync.store import shortids, shown
-from loomsync.store.summary import ArchivedFilter
+from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
 
 if TYPE_CHECKING:
@@ -93,21 +93,10 @@ def _store() -> Iterator[SyncingThreadStore]:
 
 
 def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
+    """The store's client; :class:`NotLoggedInError` (exit code 3) when there is none."""
     if store.client is None:
-        raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
+        raise NotLoggedInError(messages.NOT_LOGGED_IN)
     return store.client
-
-
-def _sync_now(store: SyncingThreadStore, thread_id: str) -> str:
-    """Push one thread now; a short note on how it went."""
-    if store.client is None:
-        return "saved locally (not logged in)"
-    outcome = store.sync_thread(thread_id)
-    if outcome.status in ("synced", "up_to_date"):
-        return "synced"
-    if outcome.status == "pending":
-        return "saved locally; will sync when the server is reachable"
-    return f"{outcome.status}: {printable(outcome.detail)}"
 
 
 def _token_claims(token: str) -> dict[str, Any]:
@@ -141,8 +130,8 @@ def login(
         with ThreadSyncClient(server, token, retries=0, timeout=10) as client:
             try:
                 client.list_threads(limit=1)
-            except AuthError as exc:
-                raise ConfigError(
+            except AuthError as exc:  # exit code 3: nothing is stored
+                raise NotLoggedInError(
                     f"{server} refused the token ({exc.status}): {exc.detail}"
                 ) from None
     paths = default_paths()
@@ -165,46 +154,6 @@ def logout() -> None:
         console.print("Not logged in.")
 
 
-@app.command("list")
-def list_threads(
-    server: Annotated[
-        bool, typer.Option("--server", help="List the server's copies instead.")
-    ] = False,
-    all_: Annotated[bool, typer.Option("--all", help="Include archived threads.")] = False,
-    archived: Annotated[bool, typer.Option("--archived", help="Only archived threads.")] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 50,
-    workspace: Annotated[
-        str | None, typer.Option(help="Only threads of this workspace root.")
-    ] = None,
-    as_json: JsonOption = False,
-) -> None:
-    """List threads, newest activity first, with their sync state."""
-    which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
-    with _store() as store:
-        if server:
-            client = _require_login(store)
-            page = client.list_threads(limit=min(limit, 200), workspace=workspace, archived=which)
-            rows, sync = shown.summaries(store.local.redaction, page.threads), None  # maybe raw
-            _warn(str(entry) for entry in page.skipped)
-        else:  # the summary index holds summaries redacted: no detector to load here
-            rows = store.list(limit=limit, workspace=workspace, archived=which)
-            entries = store.status()
-            sync = render.sync_states(
-                rows,
-                entries,
-                lambda i: store.states.get(i).base is not None,
-                logged_in=store.client is not None,
-            )
-            _warn(str(problem) for problem in store.local.problems)
-    if as_json:
-        out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
-        render.print_json(console, out)
-    elif not rows:
-        console.print("No threads." if server else "No threads yet.")
-    else:
-        console.print(render.thread_table(rows, sync))
-
-
 def _warn(lines: Iterable[str]) -> None:
     """Each line (raw text) as a yellow ``warning:`` line on stderr, made printable."""
     for line in lines:
@@ -223,29 +172,13 @@ def _load(store: SyncingThreadStore, ref: str) -> Thread:
     return store.load(_thread_id(store, ref))
 
 
-@app.command()
-def show(
-    thread: Annotated[
-        str, typer.Argument(help="Thread id (or its first 4+ hex digits), or a .json thread file.")
-    ],
-    as_json: JsonOption = False,
-    full: Annotated[bool, typer.Option("--full", help="Show tool output in full.")] = False,
-) -> None:
-    """Show a thread as a readable transcript (or its JSON document), credentials replaced."""
-    with _store() as store:
-        loaded = store.local.redaction.thread(_load(store, thread))  # files of older clients
-    if as_json:
-        console.write_json(codec.encode_thread(loaded))
-    else:
-        console.print(render.transcript(loaded, full=full))
-
-
 def _edit_command(verb: str, ref: str, change: Any) -> None:
+    """Change the thread here, sync it now, say how it went (exit code: loomsync.cli.synced)."""
     with _store() as store:
         thread_id = _thread_id(store, ref)
         change(store, thread_id)
-        note = _sync_now(store, thread_id)
-    console.print(f"{verb} {thread_id}; {note}.")
+        synced = sync_now(store, thread_id)
+    finish(f"{verb} {thread_id}", synced, console=console, errors=errors)
 
 
 @app.command()
@@ -273,8 +206,8 @@ def delete(
         exists_here = store.local.exists(thread)  # validates the id
         on_server = store.states.get(thread).base is not None or not exists_here
         store.delete(thread)
-        note = _sync_now(store, thread) if on_server else "it was only on this machine"
-    console.print(f"Deleted {thread}; {note}.")
+        synced = sync_now(store, thread) if on_server else Synced("it was only on this machine")
+    finish(f"Deleted {thread}", synced, console=console, errors=errors)
 
 
 @app.command()
@@ -288,11 +221,10 @@ def fork(
     with _store() as store:
         thread = _thread_id(store, thread)
         new = store.fork(thread, up_to=up_to)
-        note = _sync_now(store, str(new.id))
+        synced = sync_now(store, str(new.id))
     count = len(new.messages)
-    console.print(
-        f"Forked {thread} into {new.id} ({count} message{'s' if count != 1 else ''}); {note}."
-    )
+    line = f"Forked {thread} into {new.id} ({count} message{'s' if count != 1 else ''})"
+    finish(line, synced, console=console, errors=errors)
 
 
 @app.command()
@@ -407,7 +339,8 @@ def import_command(
                 ))  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []
-        left = store.pending_count()
+        counts, url = store.counts(), store.client.server_url if store.client else None
+    left = counts.pending
     if as_json:
         formats = {str(file): name for name, file in chosen} if fmt == AUTO else None
         extra = {"formats": formats} if formats is not None else {}
@@ -420,12 +353,20 @@ def import_command(
         for line in summary.lines(dry_run=dry_run):
             console.print(line)
         if logged_in and (outcomes or left):
-            render.print_lines(console, render.sync_summary(outcomes, left))
-    if any(o.status == "failed" for o in outcomes):
-        raise typer.Exit(1)
+            render.print_lines(console, render.sync_summary(outcomes, counts))
+    end_import(outcomes, url, quiet=as_json, errors=errors)
 
 
-from loomsync.cli import mcpserver, open, search, secrets, sync, watch  # noqa: E402  (their commands)
+from loomsync.cli import (  # noqa: E402  (their commands)
+    listing,
+    mcpserver,
+    open,
+    search,
+    secrets,
+    showing,
+    sync,
+    watch,
+)
 
 
 def main() -> None:
@@ -451,7 +392,18 @@ def _run() -> None:
         errors.print(Text.assemble(("error:", "red"), " ", printable(first)))
         for line in more:
             errors.print(printable(line))
-        sys.exit(1)
+        sys.exit(exits.for_error(exc))
 
 
-__all__ = ["app", "main", "mcpserver", "open", "search", "secrets", "sync", "watch"]
+__all__ = [
+    "app",
+    "listing",
+    "main",
+    "mcpserver",
+    "open",
+    "search",
+    "secrets",
+    "showing",
+    "sync",
+    "watch",
+]

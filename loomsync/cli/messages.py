@@ -5,8 +5,11 @@ phrase) nor a reason said twice.
 :func:`describe` is called by :func:`loomsync.cli.main.main` for every error a command lets
 through: the SDK's tree (:mod:`loomsync.errors`) and ``OSError`` (a file the command could not
 read or write). :func:`cannot` makes the error for a file a command was asked to read or
-write, naming what it was doing. :func:`for_agent` words an error for a model calling a tool
-of ``loomsync mcp`` (issue 17 item 3): the next step is a tool call, or what to ask the user.
+write, naming what it was doing. :func:`token_refused` is the one wording of a 401 (issue 16,
+item 3), whichever command met it; :data:`SAVED_OFFLINE` and :func:`not_on_server` end the
+line of a command whose change is kept here (issue 16, item 2). :func:`for_agent` words an
+error for a model calling a tool of ``loomsync mcp`` (issue 17 item 3): the next step is a
+tool call, or what to ask the user.
 """
 
 from __future__ import annotations
@@ -23,8 +26,41 @@ from loomsync.errors import (
     ServerError,
     SyncError,
     ThreadNotFoundError,
+    TokenRefusedError,
 )
 from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
+
+#: How a command's line ends when its change is kept here because the server cannot be
+#: reached (exit code 0: the local-first tool did its job, and says what is left).
+SAVED_OFFLINE = "saved locally; will sync when the server is reachable"
+#: ... when not logged in (exit code 0: the thread is ``local`` until a login).
+SAVED_NOT_LOGGED_IN = "saved locally (not logged in)"
+#: What to run when not logged in.
+NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
+
+
+def token_refused(server: str | None = None, reason: str | None = None) -> str:
+    """The one wording of a 401, for every command (issue 16 item 3): ``the server refused
+    the token (The bearer token is invalid: Signature has expired): run `loomsync login --server http://… --token TOKEN` with a
+    new token``. ``server``: its address, for the command to paste; ``reason``: the server's
+    detail (default ``expired, revoked or not valid``). Raw text."""
+    why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    return (
+        f"the server refused the token ({why}): run "
+        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
+def not_on_server(thread_id: str, reason: str) -> str:
+    """How a command's line ends when the server refused its change for good (exit code 1):
+    the change stays here and in the sync queue as a failed entry, and how to retry or drop
+    it. Raw text."""
+    return (
+        f"done on this machine only: {reason.rstrip('.')}. The change waits in the sync queue as failed: "
+        f"`loomsync sync --retry-failed` tries it again, `loomsync sync --drop {thread_id}` "
+        "drops it"
+    )
+
 
 _FILE_REASONS = {
     errno.ENOENT: "no such folder",
@@ -51,6 +87,46 @@ def cannot(verb: str, path: Path, exc: OSError) -> LoomsyncError:
     return LoomsyncError(f"cannot {verb} {path}: {reason}")
 
 
+def more_rows(more: int | None, cursor: str, limit: int) -> str:
+    """The note after a listing that stopped at ``--limit`` (issue 16 item 7): ``12 more:
+    --limit 0 lists every one, --cursor C the next 50.`` (``more`` None: the server does not
+    say how many)."""
+    head = f"{more} more" if more is not None else "More on the server"
+    return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
+
+
+def not_a_cursor(cursor: str) -> str:
+    """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
+    return (
+        f"{cursor[:60]!r} is not a cursor of this machine's list: give the one the last "
+        "`loomsync list` printed (a cursor of `list --server` works with --server only)"
+    )
+
+
+def not_a_server_cursor(cursor: str, reason: str | None) -> str:
+    """Why the server refused ``list --server --cursor`` (exit code 2)."""
+    why = f" ({reason.rstrip('.')})" if reason else ""
+    return (
+        f"the server did not take {cursor[:60]!r} as a cursor{why}: give the one the last "
+        "`loomsync list --server` printed (a cursor of this machine's list works without "
+        "--server only)"
+    )
+
+
+def no_such_messages(first: int, last: int | None, count: int) -> str:
+    """Why ``show --from FIRST --to LAST`` refused (exit code 2): the thread holds messages
+    0 to ``count - 1`` (message numbers are API.md's 0-based ``message_index``)."""
+    asked = f"--from {first}" + (f" --to {last}" if last is not None else "")
+    if count == 0:
+        return f"{asked}: the thread has no messages"
+    if last is not None and last < first:
+        return f"{asked}: --to is before --from; give --from N --to M with N <= M"
+    return (
+        f"{asked}: the thread has {count} message{'s' if count != 1 else ''}, numbered 0 to "
+        f"{count - 1} (the #N of `loomsync show`)"
+    )
+
+
 def _server(exc: SyncError) -> str:
     url = exc.url or ""
     cut = url.find("/api/")
@@ -71,14 +147,10 @@ def describe(exc: BaseException) -> list[str]:
         if exc.thread_id:
             return [f"no thread {exc.thread_id} on the server (or it is not shared with you)."]
         return [f"the server has nothing at {exc.url or 'that address'}: is it a loomsync server?"]
+    if isinstance(exc, TokenRefusedError):
+        return [token_refused(_server(exc) if exc.url else None, exc.detail) + "."]
     if isinstance(exc, AuthError) and exc.method is not None:
-        if exc.status == 403:
-            return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
-        return [
-            f"{_server(exc)} refused your token ({exc.detail or 'expired or revoked?'}): log in "
-            "again with "
-            "`loomsync login --server URL --token TOKEN`."
-        ]
+        return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
     if isinstance(exc, NetworkError):
         reason = (exc.detail or "no answer").rstrip(".")
         return [
@@ -114,4 +186,12 @@ def for_agent(exc: BaseException) -> str:
     return " ".join(describe(exc))
 
 
-__all__ = ["cannot", "describe", "for_agent"]
+__all__ = [
+    "cannot",
+    "describe",
+    "for_agent",
+    "more_rows",
+    "no_such_messages",
+    "not_a_cursor",
+    "not_a_server_cursor",
+]

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from loomsync.cli import messages
 from loomsync.cli.main import app, console, errors
 from loomsync.config import default_paths, load_config
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import format_utc_minute
-from loomsync.errors import ConfigError, GoneError, RemoteNotFoundError
+from loomsync.errors import GoneError, NotLoggedInError, RemoteNotFoundError
 from loomsync.store import shortids
 from loomsync.terminal import printable
 
@@ -68,7 +69,7 @@ def open_command(
     paths = default_paths()
     config = load_config(paths)
     if not config.logged_in:
-        raise ConfigError("not logged in: run `loomsync login --server URL --token TOKEN`")
+        raise NotLoggedInError(messages.NOT_LOGGED_IN)
     with ThreadSyncClient.from_config(config) as client:
         try:
             if thread is not None:

@@ -11,13 +11,13 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
-from rich.table import Table
 from rich.text import Text
 
+from loomsync.cli.tables import Column, fitted, tsv
 from loomsync.core.document import codec, jsontext
 from loomsync.core.document.model import Message, Thread, format_utc_minute
 from loomsync.store.summary import SearchHit, SyncOutcome, ThreadSummary
@@ -25,8 +25,10 @@ from loomsync.terminal import TerminalConsole, clip, printable
 
 if TYPE_CHECKING:  # types only: `loomsync list` need not import the exporter or git
     from loomsync.resume import Resumed
+    from loomsync.sync.counts import QueueCounts
     from loomsync.sync.queue import PendingEntry
 
+R = TypeVar("R")
 TOOL_OUTPUT_LINES = 20  # lines of tool output shown unless --full
 ARGUMENT_CHARS = 200  # characters of tool-call arguments shown unless --full
 _BOLD = re.compile(r"<b>(.*?)</b>", re.S)
@@ -42,26 +44,44 @@ def when(value: datetime | None) -> str:
     return format_utc_minute(value) if value else "-"
 
 
-def thread_table(rows: Sequence[ThreadSummary], sync: dict[str, str] | None = None) -> Table:
-    """Threads as a table: ID, title, messages, last activity (UTC), branch, sync (or visibility)."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("ID", no_wrap=True, style="cyan")
-    table.add_column("TITLE", overflow="fold", ratio=1)
-    table.add_column("MSGS", justify="right", no_wrap=True)
-    table.add_column("LAST ACTIVITY", no_wrap=True)
-    table.add_column("BRANCH", overflow="fold", max_width=24)
-    table.add_column("SYNC" if sync is not None else "VISIBILITY", no_wrap=True)
-    for row in rows:
-        last = sync.get(row.id, "-") if sync is not None else row.visibility
-        table.add_row(
-            row.id,
-            Text(printable(row.title or "(untitled)")),
-            str(row.message_count),
-            when(row.last_activity_at),
-            Text(printable(row.git_branch or "-")),
-            last,
-        )
-    return table
+def thread_columns(
+    sync: dict[str, str] | None = None, short: dict[str, str] | None = None
+) -> list[Column[ThreadSummary]]:
+    """The columns of ``loomsync list``: ID, TITLE, MSGS, LAST ACTIVITY (UTC), BRANCH, then
+    SYNC (``sync``: a state per id) or VISIBILITY (the server's listing). ``short``: the id
+    shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
+
+    One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
+    shown = short or {}
+
+    def state(row: ThreadSummary) -> str:
+        return sync.get(row.id, "-") if sync is not None else row.visibility
+
+    return [
+        Column("ID", lambda r: r.id, terminal=lambda r: shown.get(r.id, r.id), style="cyan"),
+        Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10, weight=3),
+        Column("MSGS", lambda r: str(r.message_count), justify="right", drop=1),
+        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at)),
+        Column("BRANCH", lambda r: r.git_branch or "-", shrink=True, min_width=6, drop=2),
+        Column(
+            "SYNC" if sync is not None else "VISIBILITY",
+            state,
+            style=lambda r: _STATE_STYLE.get(state(r), ""),
+        ),
+    ]
+
+
+_STATE_STYLE = {"failed": "red", "pending": "yellow"}
+
+
+def print_table(console: TerminalConsole, columns: Sequence[Column[R]], rows: Sequence[R]) -> None:
+    """The one way a table is printed (issue 16 item 1, :mod:`loomsync.cli.tables`): at a
+    terminal, fitted to its width (never wrapped, long cells cut with ``…``); piped, a header
+    line and one tab-separated line per row, nothing cut, no colour."""
+    if console.is_terminal:
+        console.print(fitted(columns, rows, console.width))
+    else:
+        console.write_text(tsv(columns, rows))
 
 
 def sync_states(
@@ -135,8 +155,10 @@ def _arguments(arguments: object, full: bool) -> str:
     return text if full else clip(text, ARGUMENT_CHARS)
 
 
-def _message(message: Message, full: bool) -> list[RenderableType]:
-    label = printable(message.role + (f" ({message.tool_name})" if message.tool_name else ""))
+def _message(index: int, message: Message, full: bool) -> list[RenderableType]:
+    label = f"#{index} " + printable(
+        message.role + (f" ({message.tool_name})" if message.tool_name else "")
+    )
     style = {"user": "green", "assistant": "blue", "tool": "magenta"}.get(message.role, "white")
     parts: list[RenderableType] = [
         Rule(Text(label, style=f"bold {style}"), align="left", style=style)
@@ -157,66 +179,105 @@ def _message(message: Message, full: bool) -> list[RenderableType]:
     return parts
 
 
-def transcript(thread: Thread, *, full: bool = False) -> Group:
-    """The thread as a readable transcript: title, facts, then each message under a rule."""
+def transcript(
+    thread: Thread, *, full: bool = False, first: int = 0, last: int | None = None
+) -> Group:
+    """The thread as a readable transcript: title, facts, then each message under a rule
+    labelled ``#N role``, N being API.md's 0-based ``message_index`` (search's ``message N``).
+
+    ``first``/``last``: only messages ``first`` to ``last`` (both included; None: to the end),
+    said in a ``Messages: 3-5 of 12`` fact; the caller checks the range
+    (:func:`loomsync.cli.messages.no_such_messages`)."""
     parts: list[RenderableType] = [
         Text(printable(thread.metadata.title or "(untitled)"), style="bold")
     ]
     from loomsync.export import header_facts
 
-    for label, value in header_facts(thread):
+    count = len(thread.messages)
+    end = count - 1 if last is None else last
+    facts = list(header_facts(thread))
+    if first or end != count - 1:
+        facts.append(("Messages", f"{first}-{end} of {count}"))
+    for label, value in facts:
         line = Text(f"{label}: ", style="dim")
         line.append(printable(value))
         parts.append(line)
-    for message in thread.messages:
-        parts.extend(_message(message, full))
+    for index in range(first, end + 1):
+        parts.extend(_message(index, thread.messages[index], full))
     return Group(*parts)
 
 
-def queue_table(entries: Sequence[PendingEntry]) -> Table:
-    """Queue entries: thread, op, state, retries, last error, since (UTC)."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("THREAD", no_wrap=True, style="cyan")
-    table.add_column("OP", no_wrap=True)
-    table.add_column("STATE", no_wrap=True)
-    table.add_column("RETRIES", justify="right", no_wrap=True)
-    table.add_column("SINCE", no_wrap=True)
-    table.add_column("LAST ERROR", overflow="fold", ratio=1)
-    for entry in entries:
-        state = Text("failed", style="red") if entry.failed else Text("pending", style="yellow")
-        since = entry.failed_at if entry.failed else entry.enqueued_at
-        table.add_row(
-            entry.thread_id,
-            entry.op,
-            state,
-            str(entry.retry_count),
-            when(since),
-            Text(printable(entry.last_error or "-")),
-        )
-    return table
+def queue_columns(short: dict[str, str] | None = None) -> list[Column[PendingEntry]]:
+    """The columns of ``loomsync sync --status``: THREAD, OP, STATE, RETRIES, SINCE (UTC), LAST
+    ERROR (cut with ``…`` at a terminal, never left out). ``short``: the thread id shown at a
+    terminal."""
+    return [
+        Column(
+            "THREAD",
+            lambda e: e.thread_id,
+            terminal=(lambda e: (short or {}).get(e.thread_id, e.thread_id)),
+            style="cyan",
+        ),
+        Column("OP", lambda e: e.op),
+        Column(
+            "STATE",
+            lambda e: "failed" if e.failed else "pending",
+            style=lambda e: _STATE_STYLE["failed" if e.failed else "pending"],
+        ),
+        Column("RETRIES", lambda e: str(e.retry_count), justify="right"),
+        Column("SINCE", lambda e: when(e.failed_at if e.failed else e.enqueued_at)),
+        Column("LAST ERROR", lambda e: e.last_error or "-", shrink=True, min_width=10),
+    ]
 
 
-def queue_status(entries: Sequence[PendingEntry]) -> list[RenderableType]:
-    """``loomsync sync --status``: ``N pending, M failed.`` and the queue table."""
+def queue_status(
+    console: TerminalConsole,
+    entries: Sequence[PendingEntry],
+    short: dict[str, str] | None = None,
+) -> None:
+    """``loomsync sync --status``: ``N pending, M failed.`` (the counts of
+    :func:`loomsync.sync.counts.queue_counts`; ``(K waiting for a new login)`` when the server
+    refused the token) and the queue table (:func:`print_table`)."""
+    from loomsync.sync.counts import queue_counts
+
     if not entries:
-        return [Text("Nothing to sync: every change is on the server.")]
-    failed = sum(e.failed for e in entries)
-    return [Text(f"{len(entries) - failed} pending, {failed} failed."), queue_table(entries)]
+        console.print(Text("Nothing to sync: every change is on the server."))
+        return
+    counts = queue_counts(entries)
+    waiting = (
+        f" ({counts.waiting_for_login} waiting for a new login)" if counts.waiting_for_login else ""
+    )
+    console.print(Text(f"{counts.pending} pending{waiting}, {counts.failed} failed."))
+    print_table(console, queue_columns(short), entries)
 
 
-def sync_summary(outcomes: Sequence[SyncOutcome], left: int) -> list[RenderableType]:
-    """``loomsync sync``: counts, then one line per thread that failed, forked or waits."""
+def sync_summary(
+    outcomes: Sequence[SyncOutcome], counts: QueueCounts, failed: Sequence[PendingEntry] = ()
+) -> list[RenderableType]:
+    """``loomsync sync``: what this run did (sent, pulled, forked), what the queue holds after
+    it (``failed`` and ``still pending``: :class:`~loomsync.sync.counts.QueueCounts`, so a
+    failed entry from an earlier run is counted too: issue 16 item 2), one line per notable
+    outcome, and one per entry of ``failed`` this run did not already report."""
     count: dict[str, int] = {}
     for outcome in outcomes:
         count[outcome.status] = count.get(outcome.status, 0) + 1
     sent = count.get("synced", 0) + count.get("up_to_date", 0)
-    failed = count.get("failed", 0) + count.get("gone", 0)
     head = Text(
-        f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {failed}, "
-        f"forked {count.get('forked', 0)}; {left} still pending."
+        f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {counts.failed}, "
+        f"forked {count.get('forked', 0)}; {counts.pending} still pending."
     )
-    notable = ("forked", "gone", "failed", "pending", "skipped")
-    return [head, *(outcome_line(o) for o in outcomes if o.status in notable)]
+    notable = ("forked", "gone", "failed", "pending", "skipped", "token_refused")
+    lines: list[RenderableType] = [head]
+    lines += [outcome_line(o) for o in outcomes if o.status in notable]
+    said = {(o.thread_id, o.op) for o in outcomes if o.status in ("failed", "gone")}
+    for entry in failed:
+        if (entry.thread_id, entry.op) not in said:
+            op = "" if entry.op == "save" else f" ({entry.op})"
+            line = Text(entry.thread_id + " ", style="cyan")
+            line.append("failed" + op, style="bold red")
+            line.append(": " + printable(entry.last_error or "refused by the server"))
+            lines.append(line)
+    return lines
 
 
 def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
@@ -233,9 +294,11 @@ def outcome_line(outcome: SyncOutcome) -> Text:
         "failed": "red",
         "pending": "yellow",
         "skipped": "yellow",
+        "token_refused": "red",
     }.get(outcome.status, "green")
     line = Text(printable(outcome.thread_id) + " ", style="cyan")  # a skipped one is raw
-    line.append(outcome.status, style=f"bold {style}")
+    said = "waiting for a new login" if outcome.status == "token_refused" else outcome.status
+    line.append(said, style=f"bold {style}")
     if outcome.detail:
         line.append(": " + printable(outcome.detail))
     return line
@@ -260,14 +323,15 @@ __all__ = [
     "outcome_line",
     "print_json",
     "print_lines",
+    "print_table",
+    "queue_columns",
     "queue_status",
-    "queue_table",
     "resume_summary",
     "search_hits",
     "snippet_text",
     "sync_states",
     "sync_summary",
-    "thread_table",
+    "thread_columns",
     "transcript",
     "when",
 ]

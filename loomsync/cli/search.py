@@ -7,6 +7,10 @@ starting with ``-`` goes after ``--`` (``loomsync search -- -python``), or it is
 option. A query of only common words or punctuation (``the and of``) says that there is
 nothing to search for, rather than finding nothing silently. In an online search the hits of
 threads only this machine holds are marked (``origin`` ``local`` in ``--json``).
+
+When the server cannot be reached, this machine's threads answer and it says so (exit code 0:
+local first). When the server refuses the token (401, issue 16 item 3) they answer too, but
+it says the token was refused and to run ``loomsync login``, and exits with code 3.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import render
+from loomsync.cli import exits, messages, render
 from loomsync.cli.main import JsonOption, _store, _warn, app, console, errors
 from loomsync.store import shown
 from loomsync.store.summary import SearchResults, Syntax
@@ -64,16 +68,25 @@ def search(
         else:
             results = store.search(query, limit=limit, syntax=syntax)
         results = shown.results(store.local.redaction, results)  # a server may hold them raw
+        server_url = store.client.server_url if store.client is not None else None
     if as_json:
         render.print_json(console, results.model_dump(mode="json"))
+        if results.token_refused:
+            raise typer.Exit(exits.ExitCode.LOGIN)
         return
     _warn(results.skipped)
-    if results.fallback_reason:
+    if results.token_refused:
+        refused = messages.token_refused(server_url)
+        line = f"{refused}; searched this machine's threads instead."
+        errors.print(Text.assemble(("error:", "red"), " ", printable(line)))
+    elif results.fallback_reason:
         reason = printable(results.fallback_reason)
         errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
     console.print(printable(headline(results, query)))
     if results.hits:
         console.print(render.search_hits(results.hits, mark_local=results.source == "server"))
+    if results.token_refused:
+        raise typer.Exit(exits.ExitCode.LOGIN)
 
 
 __all__ = ["headline", "search"]

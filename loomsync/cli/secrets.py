@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from loomsync.cli import render
+from loomsync.cli import exits, messages, render
 from loomsync.cli.main import (
     JsonOption,
     ThreadArg,
     _require_login,
     _store,
-    _sync_now,
     _thread_id,
     app,
     console,
     errors,
 )
+from loomsync.cli.synced import finish, sync_now
 from loomsync.core.document.model import Thread, Visibility
 from loomsync.errors import ThreadNotFoundError
 from loomsync.terminal import printable
@@ -103,7 +103,7 @@ def scan(threads: ThreadsArg = None, as_json: JsonOption = False) -> None:
     else:
         console.print(f"No credentials found in {len(report)} thread(s).")
     if total:
-        raise typer.Exit(1)
+        raise typer.Exit(exits.ExitCode.FAILED)
 
 
 @app.command()
@@ -113,22 +113,25 @@ def redact(threads: ThreadsArg = None) -> None:
     Each rewritten copy is queued and, when logged in, synced now: the server's copy is
     replaced in full. Prints what was replaced per thread.
     """
-    lines: list[str] = []
-    failed = False
+    lines: list[tuple[str, exits.ExitCode]] = []
     with _store() as store:
         for thread_id in _local_ids(store, threads):
             found = store.redact(thread_id)
             if not found:
-                lines.append(f"{thread_id}: nothing to redact.")
+                lines.append((f"{thread_id}: nothing to redact.", exits.ExitCode.OK))
                 continue
-            note = _sync_now(store, thread_id)
-            failed = failed or not note.startswith(("synced", "saved locally"))
-            lines.append(f"{thread_id}: replaced {len(found)} ({_counts(found)}); {note}.")
+            synced = sync_now(store, thread_id)
+            line = f"{thread_id}: replaced {len(found)} ({_counts(found)}); {synced.note}."
+            lines.append((line, synced.code))
         store.list(archived="any")  # the summary index: redacted summaries now
-    for line in lines:
-        console.print(printable(line))
-    if failed:
-        raise typer.Exit(1)
+    for line, code in lines:
+        if code is exits.ExitCode.OK:
+            console.print(printable(line))
+        else:
+            errors.print(Text.assemble(("error:", "red"), " ", printable(line)))
+    code = exits.worst(code for _, code in lines)
+    if code is not exits.ExitCode.OK:
+        raise typer.Exit(code)
 
 
 def _scan_before_sharing(store: SyncingThreadStore, thread_id: str) -> list[Located]:
@@ -157,9 +160,24 @@ def _upload_before_sharing(store: SyncingThreadStore, thread_id: str) -> str | N
     outcome = store.sync_thread(thread_id)
     if not store.queue.has(thread_id, "save"):
         return None
+    if outcome.status == "token_refused":
+        refused = messages.token_refused(store.client.server_url)
+        return f"its redacted copy is not on the server yet: {refused}, then share again"
     why = "the server is unreachable" if outcome.status == "pending" else "the upload failed"
     detail = f" ({outcome.detail})" if outcome.detail else ""
     return f"its redacted copy is not on the server yet: {why}{detail}; {retry}"
+
+
+def _refusal_code(store: SyncingThreadStore, thread_id: str) -> exits.ExitCode:
+    """The exit code when the redacted copy could not land (loomsync.cli.exits): LOGIN (not
+    logged in, or the token refused), UNREACHABLE (still pending: the server away), else
+    FAILED (the upload refused)."""
+    entry = next((e for e in store.queue.entries() if e.thread_id == thread_id), None)
+    if store.client is None or (entry is not None and entry.waiting_for_login):
+        return exits.ExitCode.LOGIN
+    if entry is not None and not entry.failed:
+        return exits.ExitCode.UNREACHABLE
+    return exits.ExitCode.FAILED
 
 
 def _refuse_widening(store: SyncingThreadStore, thread: str) -> None:
@@ -174,12 +192,12 @@ def _refuse_widening(store: SyncingThreadStore, thread: str) -> None:
             f"not shared. Run `loomsync redact {thread}` first."
         )
         errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
-        raise typer.Exit(1)
+        raise typer.Exit(exits.ExitCode.FAILED)
     refusal = _upload_before_sharing(store, thread)
     if refusal:
         message = f"{thread}: {refusal}; not shared."
         errors.print(Text.assemble(("error:", "red"), " ", printable(message)))
-        raise typer.Exit(1)
+        raise typer.Exit(_refusal_code(store, thread))
 
 
 def _share_links(
@@ -273,14 +291,14 @@ def share(
         if widening:
             _refuse_widening(store, thread)
         shared = store.share(thread, visibility=visibility, shared_with_support=support)
-        note = _sync_now(store, thread)
+        synced = sync_now(store, thread)
     support_note = (
         "shared with support" if shared.is_shared_with_support else "not shared with support"
     )
-    console.print(
-        f"{shared.id}: visible to {_WHO[shared.visibility]} ({shared.visibility}), "
-        f"{support_note}; {note}."
+    line = (
+        f"{shared.id}: visible to {_WHO[shared.visibility]} ({shared.visibility}), {support_note}"
     )
+    finish(line, synced, console=console, errors=errors)
 
 
 __all__ = ["finding_dict", "finding_line", "redact", "scan", "share"]

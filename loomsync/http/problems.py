@@ -22,6 +22,7 @@ from loomsync.errors import (
     RemoteNotFoundError,
     ServerError,
     SyncError,
+    TokenRefusedError,
 )
 from loomsync.terminal import clip
 
@@ -83,7 +84,9 @@ def error_for(response: httpx.Response, thread_id: str | None, base: int | None)
         "retry_after": _retry_after(response),
     }
     message = problem_message(status, problem.get("title") or response.reason_phrase, detail)
-    if status in (401, 403):
+    if status == 401:
+        return TokenRefusedError(message, **context)
+    if status == 403:
         return AuthError(message, **context)
     if status == 404:
         return RemoteNotFoundError(thread_id or "", message, **context)

@@ -47,7 +47,7 @@ from loomsync.store.files import (
 from loomsync.store.legacy import sets_sharing, with_sharing
 from loomsync.store.quarantine import move_redacted
 from loomsync.store.redaction import Redaction, default_redaction
-from loomsync.store.summaries import Stamp, SummaryIndex, stamp_of
+from loomsync.store.summaries import SortKey, Stamp, SummaryIndex, stamp_of
 from loomsync.store.summary import (
     ArchivedFilter,
     SearchResults,
@@ -397,11 +397,25 @@ class LocalThreadStore(EditingMixin):
         limit: int | None = None,
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
+        after: SortKey | None = None,
     ) -> builtins.list[ThreadSummary]:
         """Summaries from the summary index (:mod:`loomsync.store.summaries`: one query; a
         file it has no current row for has its last commit read, not its messages), newest
-        activity first."""
-        return self.index.list(self._listed, limit=limit, workspace=workspace, archived=archived)
+        activity first; ``after``: only those after that key (a keyset page,
+        :func:`loomsync.store.summaries.sort_key`)."""
+        return self.index.list(
+            self._listed, limit=limit, workspace=workspace, archived=archived, after=after
+        )
+
+    def count(
+        self,
+        *,
+        workspace: str | None = None,
+        archived: ArchivedFilter = "false",
+        after: SortKey | None = None,
+    ) -> int:
+        """How many summaries :meth:`list` gives with no limit (one ``COUNT`` of the index)."""
+        return self.index.count(self._listed, workspace=workspace, archived=archived, after=after)
 
     def _listed(self, thread_id: str) -> tuple[threadlog.Head, Thread] | None:
         """A thread's head and fields (no message read) for the summary index; None when the

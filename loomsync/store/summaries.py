@@ -53,6 +53,8 @@ BATCH = 500
 #: nanosecond, so a file created just after the stat may leave the folder's times unchanged.
 SETTLED_NS = 2_000_000_000
 Stamp = tuple[int, int, int, int]
+#: A row's place in a listing: (activity in microseconds since the epoch, id).
+SortKey = tuple[int, str]
 #: Reads one thread for the index: its head and the thread (its messages need not be loaded:
 #: the count comes from the head); None when the file is gone or not a valid thread log.
 Reader = Callable[[str], "tuple[Head, Thread] | None"]
@@ -244,6 +246,7 @@ class SummaryIndex:
         limit: int | None = None,
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
+        after: SortKey | None = None,
     ) -> list[ThreadSummary]:
         """Summaries, newest activity first (then id, descending), filtered as API.md section 6
         says (``archived``: ``false``, ``true`` or ``any``; ``workspace``: that root only).
@@ -251,12 +254,14 @@ class SummaryIndex:
         Args:
             read: reads one thread the index has no current row for (see :data:`Reader`).
             limit: at most this many (None: all).
+            after: only the rows after this :func:`sort_key` in that order (a keyset page:
+                ``loomsync list --cursor``, issue 16 item 7).
 
         Raises:
             sqlite3.OperationalError: another process held the index locked longer than
                 :data:`BUSY_TIMEOUT_SECONDS`.
         """
-        where, params = _filters(workspace, archived)
+        where, params = _filters(workspace, archived, after)
         query = f"SELECT id, stamp, summary FROM threads {where} ORDER BY activity DESC, id DESC"
         if limit is not None:
             query += " LIMIT ?"
@@ -274,6 +279,29 @@ class SummaryIndex:
                     break
                 self._refresh(db, read, stale)
         return [ThreadSummary.model_validate_json(summary) for _, _, summary in rows]
+
+    def count(
+        self,
+        read: Reader,
+        *,
+        workspace: str | None = None,
+        archived: ArchivedFilter = "false",
+        after: SortKey | None = None,
+    ) -> int:
+        """How many rows :meth:`list` returns with no limit (one ``COUNT``; the index caught up
+        with the folder first)."""
+        where, params = _filters(workspace, archived, after)
+        with self._connection() as db:
+            self._catch_up(db, read)
+            found: int = db.execute(f"SELECT COUNT(*) FROM threads {where}", params).fetchone()[0]
+        return found
+
+
+def sort_key(summary: ThreadSummary) -> SortKey:
+    """The index's order of ``summary``: (last activity or creation in microseconds since
+    the epoch, id); :meth:`SummaryIndex.list` is descending in it."""
+    moment, thread_id = summary.sort_key
+    return _micros(moment), thread_id
 
 
 def _prepare(db: sqlite3.Connection) -> None:
@@ -296,9 +324,14 @@ def _prepare(db: sqlite3.Connection) -> None:
         raise
 
 
-def _filters(workspace: str | None, archived: ArchivedFilter) -> tuple[str, list[object]]:
+def _filters(
+    workspace: str | None, archived: ArchivedFilter, after: SortKey | None = None
+) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
+    if after is not None:
+        clauses.append("(activity < ? OR (activity = ? AND id < ?))")
+        params += [after[0], after[0], after[1]]
     if archived != "any":
         clauses.append("archived = ?")
         params.append(1 if archived == "true" else 0)
@@ -319,7 +352,9 @@ __all__ = [
     "INDEX_NAME",
     "OLD_INDEX_NAME",
     "Reader",
+    "SortKey",
     "Stamp",
     "SummaryIndex",
+    "sort_key",
     "stamp_of",
 ]

@@ -118,6 +118,9 @@ class SearchResults(BaseModel):
     hits: list[SearchHit] = Field(default_factory=list)
     source: Literal["server", "local"] = "local"
     fallback_reason: str | None = None
+    token_refused: bool = False
+    """True when the server refused the token (401; issue 16 item 3): the hits are this
+    machine's, and ``fallback_reason`` says so. Never set for an unreachable server."""
     next_cursor: str | None = None
     skipped: list[str] = Field(default_factory=list)
     """Hits of the server's answer left out, one line each (``skipped entry '…' from the
@@ -133,6 +136,7 @@ SyncStatus = Literal[
     "gone",  # deleted on the server; the local copy is kept
     "failed",  # refused for good (413, 422, corrupt file, ...); kept and reported
     "pending",  # not sent yet (offline, server error, not logged in); retried later
+    "token_refused",  # 401: the token expired or was revoked; waits for a new login
     "pulled",  # the server had a newer copy; it is now the local copy
     "skipped",  # the server listed an entry the client cannot use (not a thread id, ...)
 ]
@@ -162,8 +166,8 @@ class SyncOutcome:
 
     @property
     def ok(self) -> bool:
-        """True unless the thread is left failed or pending."""
-        return self.status not in ("failed", "pending")
+        """True unless the thread is left failed, pending or waiting for a new login."""
+        return self.status not in ("failed", "pending", "token_refused")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form (without the thread) for ``--json`` output."""

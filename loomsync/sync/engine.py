@@ -16,6 +16,13 @@ Push of one thread (API.md section 9):
 4. 410: keep the local copy, mark the entry failed ("deleted on the server"), report ``"gone"``.
    413, 422 and other refusals: mark failed with the server's reason; everything else goes on.
    Network errors, 408, 429, 5xx: keep the entry, back off, stop this run (the server is away).
+5. 401 (:class:`~loomsync.errors.TokenRefusedError`: the token expired, was revoked or is not
+   valid; issue 16 item 3): not "offline" and not this entry's failure. The entry stays pending
+   for a new login (:meth:`~loomsync.sync.queue.PendingSyncQueue.wait_for_login`: no retry
+   counted, no backoff of its own), the run stops with a ``"token_refused"`` outcome, and
+   :attr:`SyncEngine.token_refused` is set until a request succeeds again, so the background
+   sync backs off as a whole (:class:`loomsync.sync.worker.BackgroundSync`) instead of trying
+   every entry in turn.
 
 A server that redacts more than this client (issue 12, item 1) answers a PUT with a copy that
 differs only by ``[REDACTED:<kind>]`` markers: they are written into the local file and the
@@ -52,6 +59,7 @@ from loomsync.errors import (
     ServerError,
     SyncError,
     ThreadNotFoundError,
+    TokenRefusedError,
 )
 from loomsync.store.files import ensure_dir
 from loomsync.store.legacy import take_sharing
@@ -103,6 +111,8 @@ class SyncEngine:
     Attributes:
         read_stamps: per thread, the file's stamp when the running push read it (a save
             after it sends the entry again).
+        token_refused: the last 401 (the server refused the token), until a request of an
+            entry succeeds again; None while the token is taken.
     """
 
     def __init__(
@@ -126,6 +136,7 @@ class SyncEngine:
         self.retry_cap = retry_cap
         self.report = report
         self.read_stamps: dict[str, Stamp] = {}  # file stamp each push read, per thread
+        self.token_refused: TokenRefusedError | None = None
 
     def sync_lock(self, thread_id: str) -> FileLock:
         """The lock a process holds while it syncs one thread."""
@@ -201,17 +212,20 @@ class SyncEngine:
             if isinstance(exc, NetworkError):
                 raise StopRun(outcome) from None
             return outcome
+        except TokenRefusedError as exc:
+            self.token_refused = exc
+            detail = f"the server refused the token ({exc.detail or exc.status})"
+            self.queue.wait_for_login(entry, detail)
+            raise StopRun(SyncOutcome(thread_id, "token_refused", op, detail)) from None
         except AuthError as exc:
-            if exc.status == 401:
-                self.queue.retry_later(entry, str(exc), base=self.retry_base, cap=self.retry_cap)
-                raise StopRun(SyncOutcome(thread_id, "pending", op, str(exc))) from None
-            return self._failed(entry, f"refused: {exc.detail or exc}")
+            return self._failed(entry, f"refused by the server ({exc.status}): {exc.detail or exc}")
         except GoneError:
             return self._failed(entry, "deleted on the server; the local copy is kept", "gone")
         except (RefusedError, SyncError) as exc:
             return self._failed(entry, f"refused by the server ({exc.status}): {exc.detail or exc}")
         except CorruptThreadError as exc:
             return self._failed(entry, f"local file is corrupt, not uploaded: {exc}")
+        self.token_refused = None  # the server took the token for this entry
         if outcome.status == "pending":
             self.queue.retry_later(entry, outcome.detail, base=self.retry_base, cap=self.retry_cap)
         else:

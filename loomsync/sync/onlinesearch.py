@@ -10,7 +10,8 @@ server's answer has them, newer); what is left is merged with the server's page 
 each hit's ``origin`` saying where it came from.
 
 When the server cannot be reached (or refuses the token) the local search answers, with
-``source="local"`` and ``fallback_reason`` saying why.
+``source="local"`` and ``fallback_reason`` saying why; a refused token (401) also sets
+``token_refused`` (issue 16 item 3: it is not "offline", and the CLI says to log in).
 
 ``workspace`` keeps only threads of that workspace root (the server filters its own; local
 hits are those of the local threads with that root, found by :func:`local_only_hits`);
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loomsync.errors import AuthError, NetworkError, ServerError
+from loomsync.errors import AuthError, NetworkError, ServerError, TokenRefusedError
 from loomsync.store.local import LocalThreadStore
 from loomsync.store.summary import SearchHit, SearchResults, Syntax
 
@@ -74,6 +75,10 @@ def search(
         return results.model_copy(update={"fallback_reason": "not logged in to a server"})
     try:
         page = client.search(query, limit=limit, syntax=syntax, scope=scope, workspace=workspace)
+    except TokenRefusedError as exc:
+        results = _local(local, query, limit, syntax, workspace)
+        reason = f"the server refused the token ({exc.detail or exc.status})"
+        return results.model_copy(update={"fallback_reason": reason, "token_refused": True})
     except (NetworkError, ServerError, AuthError) as exc:
         results = _local(local, query, limit, syntax, workspace)
         reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"

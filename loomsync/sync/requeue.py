@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.store.local import LocalThreadStore
+from loomsync.store.summaries import stamp_of
 from loomsync.store.threadlog import is_thread_file, thread_id_of
 from loomsync.sync.appended import plan_from_file
 from loomsync.sync.merge import plan_push
@@ -39,21 +40,26 @@ def changed_threads(local: LocalThreadStore, states: ThreadStates) -> list[str]:
     commit is judged from what was appended (:func:`loomsync.sync.appended.plan_from_file`);
     the others are read whole. Takes no lock (appends and rewrites keep every commit readable),
     so it may run under the queue's lock. Corrupt files are quarantined and skipped, as
-    :meth:`LocalThreadStore.iter_threads` does."""
+    :meth:`LocalThreadStore.iter_threads` does. A thread whose failed entries were dropped
+    (``loomsync sync --drop``) is left out while its file is as it was then (its state's
+    ``dropped_stamp``): dropping says the server does not get that copy."""
     found: list[str] = []
     for path in sorted(local.root.iterdir()):
         if not is_thread_file(path.name):
             continue
         key = thread_id_of(path.name)
-        base = states.get(key).base
+        state = states.get(key)
+        base = state.base
         try:
+            if state.dropped_stamp is not None and state.dropped_stamp == stamp_of(path.stat()):
+                continue
             quick = plan_from_file(local, key, base)
             if quick is not None:
                 changed = not quick.private and quick.plan.kind != "none"
             else:
                 thread = local.load(key)
                 changed = not thread.is_private and plan_push(thread, base).kind != "none"
-        except (CorruptThreadError, ThreadNotFoundError):
+        except (CorruptThreadError, ThreadNotFoundError, FileNotFoundError):
             continue
         if changed:
             found.append(key)

@@ -379,6 +379,26 @@ class SyncingThreadStore:
         ``loomsync sync`` and ``loomsync status`` print."""
         return queue_counts(self.queue.entries())
 
+    def drop_failed(self, thread_id: str | None = None) -> builtins.list[PendingEntry]:
+        """Remove the failed queue entries (of ``thread_id`` only, if given), as
+        ``loomsync sync --drop ID`` / ``--discard-failed`` do (issue 16 item 2). Only the
+        change the server refused is dropped: the local thread stays as it is, pending entries
+        stay, and the rebuild of the queue from the store does not queue the thread again
+        until it is saved again (``ThreadState.dropped_stamp``). Returns the entries removed."""
+        failed = [e for e in self.queue.failed() if thread_id in (None, e.thread_id)]
+        removed: builtins.list[PendingEntry] = []
+        for key in dict.fromkeys(e.thread_id for e in failed):
+            with self.local.locked(key):  # as a writer saves and enqueues
+                state = self.states.get(key)
+                try:
+                    stamp = stamp_of(self.local.path(key).stat())
+                except FileNotFoundError:
+                    stamp = None  # a failed delete: nothing here to queue again
+                if stamp is not None:
+                    self.states.put(key, state.model_copy(update={"dropped_stamp": stamp}))
+                removed += self.queue.drop_failed(key)
+        return removed
+
     def status(self) -> builtins.list[PendingEntry]:
         """Every queue entry, pending and failed, with retry count and last error."""
         return self.queue.entries()

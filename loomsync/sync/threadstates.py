@@ -33,10 +33,15 @@ class ThreadState(BaseModel):
         base: the server state the local copy is based on (None: never synced): its version
             and a snapshot of what the server held then, for delta sync and merges.
         fork_id: the thread that took the local side of the last divergent conflict.
+        dropped_stamp: the thread file's stamp (inode, size, mtime, ctime) when its failed
+            sync entries were dropped (``loomsync sync --drop``, issue 16 item 2): while the
+            file keeps it, the queue's rebuild from the store does not queue the thread again
+            (:func:`loomsync.sync.requeue.changed_threads`); a new save changes the stamp.
     """
 
     base: SyncBase | None = None
     fork_id: str | None = None
+    dropped_stamp: tuple[int, int, int, int] | None = None
 
 
 #: ``messages_digest`` of a base whose fields had to be redacted before they were written: it

@@ -1,5 +1,11 @@
 """The background sync thread of SyncingThreadStore: push due queue entries, sleep until the
-next one is due or a save wakes it up."""
+next one is due or a save wakes it up.
+
+While the server refuses the token (a 401: :attr:`loomsync.sync.engine.SyncEngine.token_refused`,
+issue 16 item 3) the entries wait for a new login: the thread then backs off as a whole
+(exponential, with jitter, up to the engine's ``retry_cap``), and saves do not wake it, so a
+refused token costs one request per backoff period, never one per save or per entry.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from collections.abc import Callable
 from loomsync import edits
 from loomsync.store.summary import SyncOutcome
 from loomsync.sync.engine import SyncEngine
-from loomsync.sync.queue import PendingSyncQueue
+from loomsync.sync.queue import PendingSyncQueue, backoff_delay
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +59,7 @@ class BackgroundSync:
         self._thread.join(timeout)
 
     def _run(self) -> None:
+        refusals = 0  # runs in a row that ended on a refused token
         while not self._stop.is_set():
             self._wake.clear()
             delay: float | None = None
@@ -60,6 +67,14 @@ class BackgroundSync:
                 due = [e for e in self._queue.entries() if e.due(edits.now())]
                 if due:
                     self._engine.run(due, wait=False, progress=self._progress)
+                if self._engine.token_refused is not None:
+                    engine = self._engine
+                    pause = backoff_delay(refusals, base=engine.retry_base, cap=engine.retry_cap)
+                    refusals += 1
+                    log.warning("the server refused the token; next try in %.1f s", pause)
+                    self._stop.wait(timeout=pause)  # a save does not wake it: same token
+                    continue
+                refusals = 0
                 remaining = [e for e in self._queue.entries() if not e.failed]
                 if remaining:
                     now = edits.now()

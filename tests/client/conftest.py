@@ -8,9 +8,14 @@ receives, get a server of their own (``own_server``).
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
+import select
+import struct
 import subprocess
 import sys
+import termios
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -266,6 +271,61 @@ class Person:
             sync_dir=self.paths.sync_dir,
             background=False,
         )
+
+
+def on_a_terminal(
+    person: Person,
+    *args: str,
+    env: dict[str, str] | None = None,
+    rows: int = 24,
+    columns: int = 80,
+) -> bytes:
+    """``loomsync ARGS`` on a pseudo terminal of ``rows`` x ``columns`` (its window size and
+    ``LINES``/``COLUMNS`` say so): every byte it wrote, stdout and stderr together."""
+    return on_a_terminal_answering(person, *args, env=env, rows=rows, columns=columns)[1]
+
+
+def on_a_terminal_answering(
+    person: Person,
+    *args: str,
+    env: dict[str, str] | None = None,
+    rows: int = 24,
+    columns: int = 80,
+    answer: str | None = None,
+) -> tuple[int, bytes]:
+    """As :func:`on_a_terminal`, typing ``answer`` (a line) once the command asks something
+    (what it wrote ends in ``:``); its exit code and every byte it wrote."""
+    main, side = pty.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    size = {"LINES": str(rows), "COLUMNS": str(columns)}
+    process = subprocess.Popen(
+        [str(LOOMSYNC), *args],
+        stdin=side,
+        stdout=side,
+        stderr=side,
+        env={**person.env, **size, **(env or {})},
+        cwd=person.home,
+    )
+    os.close(side)
+    out = b""
+    while True:
+        ready, _, _ = select.select([main], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not chunk:
+            break
+        out += chunk
+        if answer is not None and out.rstrip(b" ").endswith(b":"):
+            os.write(main, answer.encode() + b"\n")
+            answer = None
+    code = process.wait(30)
+    os.close(main)
+    assert b"Traceback" not in out, out.decode("utf-8", "replace")
+    return code, out
 
 
 @pytest.fixture

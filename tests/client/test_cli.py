@@ -90,11 +90,11 @@ def test_a_session_login_sync_list_show_search_share_export(
     assert person("sync", "--status").out == "Nothing to sync: every change is on the server.\n"
 
     listing = person("list")
-    header = lines(listing.out)[0].split()
-    assert header == ["ID", "TITLE", "MSGS", "LAST", "ACTIVITY", "BRANCH", "SYNC"]
-    rows = [line for line in lines(listing.out) if line.startswith("T-")]
-    assert {row.split()[0] for row in rows} == ids
-    assert all(row.endswith("synced") and " 3 " in row for row in rows)
+    header = lines(listing.out)[0].split("\t")  # piped: tab-separated (issue 16 item 1)
+    assert header == ["ID", "TITLE", "MSGS", "LAST ACTIVITY", "BRANCH", "SYNC"]
+    rows = [line.split("\t") for line in lines(listing.out) if line.startswith("T-")]
+    assert {row[0] for row in rows} == ids
+    assert all(row[-1] == "synced" and row[2] == "3" for row in rows)
     as_json = json.loads(person("list", "--json").out)
     assert {(row["id"], row["sync"], row["message_count"]) for row in as_json} == {
         (i, "synced", 3) for i in ids
@@ -108,7 +108,7 @@ def test_a_session_login_sync_list_show_search_share_export(
         "Git: feature/auth",
     ]
     assert "The login page loops on quokka tokens" in shown
-    assert any(line.startswith("user ───") for line in shown)
+    assert any(line.startswith("#0 user ───") for line in shown)
     assert '→ shell {"command": ["ls"]}' in shown
     document = json.loads(person("show", str(login_bug.id), "--json").out)
     assert (
@@ -177,32 +177,35 @@ def test_search_falls_back_to_this_machine_and_says_so(person: Person, account: 
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
         (
             ["show", "T-019b0000-0000-7000-8000-00000000dead"],
+            1,
             "error: no thread T-019b0000-0000-7000-8000-00000000dead on this machine (`loomsync "
             "list` shows them; log in to reach the server's: `loomsync login --server URL "
             "--token TOKEN`).",
         ),
         (
             ["show", "not-an-id"],
+            1,
             "error: 'not-an-id' is not a thread id: give the id (T-…) or at least 4 of its first "
             "hex digits, as `loomsync list` shows",
         ),
-        (["sync"], "error: not logged in: run `loomsync login --server URL --token TOKEN`"),
+        (["sync"], 3, "error: not logged in: run `loomsync login --server URL --token TOKEN`"),
     ],
 )
-def test_errors_are_one_red_line_and_exit_code_1(
-    person: Person, args: list[str], message: str
+def test_errors_are_one_red_line_and_their_exit_code(
+    person: Person, args: list[str], code: int, message: str
 ) -> None:
+    """1: the effect did not happen; 3: not logged in (loomsync/cli/exits.py)."""
     result = person(*args)
-    assert (result.code, result.err, result.out) == (1, message + "\n", "")
+    assert (result.code, result.err, result.out) == (code, message + "\n", "")
 
 
 def test_login_with_a_refused_token_stores_nothing(person: Person, live_server: LiveServer) -> None:
     result = login(person, live_server, "not-a-token")
-    assert result.code == 1
+    assert result.code == 3  # token refused: loomsync/cli/exits.py
     assert result.err.startswith(f"error: {live_server.url} refused the token (401)")
     assert not person.paths.token_file.exists()
     assert person("--version").out == "loomsync 0.1.0\n"
@@ -220,7 +223,7 @@ def test_list_writes_a_four_digit_year(
     listed = person("list", "--server")
     assert listed.code == 0, listed.err
     row = next(line for line in lines(listed.out) if line.startswith(str(first.id)))
-    assert "  0001-01-01 00:00  " in row
+    assert row.split("\t")[3] == "0001-01-01 00:00"
 
 
 def test_a_missing_thread_on_the_server_reads_once(

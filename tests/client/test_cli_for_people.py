@@ -5,9 +5,6 @@ Each check matches what docs/client.md shows."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import socket
 import subprocess
 import sys
@@ -15,7 +12,7 @@ from pathlib import Path
 
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
-from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, make_client
+from tests.client.conftest import LOOMSYNC, LiveServer, Person, login, make_client, on_a_terminal
 from tests.homes import home_env
 from tests.importers.corpus import TRANSCRIPTS as DATA
 
@@ -257,27 +254,7 @@ def test_shell_completion_is_offered(person: Person) -> None:
 
 def _on_a_terminal(person: Person, *args: str, env: dict[str, str]) -> bytes:
     """``loomsync ARGS`` on a pseudo terminal (80 columns): what it wrote."""
-    main, side = pty.openpty()
-    command = [str(Path(sys.executable).parent / "loomsync"), *args]
-    process = subprocess.Popen(
-        command, stdin=side, stdout=side, stderr=side, env={**person.env, **env}, cwd=person.home
-    )
-    os.close(side)
-    out = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    process.wait(30)
-    os.close(main)
-    return out
+    return on_a_terminal(person, *args, env=env)
 
 
 def test_no_color_turns_colour_off_on_a_terminal(person: Person) -> None:

@@ -24,6 +24,7 @@ from loomsync import (
     ThreadId,
     ThreadNotFoundError,
     ThreadSyncClient,
+    TokenRefusedError,
     __version__,
 )
 from loomsync.http.client import platform_tag
@@ -205,7 +206,7 @@ def test_retry_after_is_honoured_and_persistent_failure_is_a_server_error() -> N
 @pytest.mark.parametrize(
     ("status", "error", "detail", "message"),
     [
-        (401, AuthError, "Token expired.", "unauthorized: Token expired (401)"),
+        (401, TokenRefusedError, "Token expired.", "unauthorized: Token expired (401)"),
         (403, AuthError, "Read-only.", "forbidden: Read-only (403)"),
         (404, RemoteNotFoundError, "No such thread.", "not found: No such thread (404)"),
         (409, ConflictError, "At version 3.", "version conflict: At version 3 (409)"),

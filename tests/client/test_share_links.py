@@ -265,5 +265,5 @@ def test_the_sdk_sends_no_secret_to_another_server(
 def test_cli_link_needs_a_login(person: Person) -> None:
     thread_id = str(person.agent().save(new_thread(1)).id)
     result = person("share", thread_id, "--link")
-    assert result.code == 1
+    assert result.code == 3  # not logged in (loomsync/cli/exits.py)
     assert "not logged in" in result.err

@@ -61,7 +61,7 @@ def test_share_refuses_to_widen_while_the_redacted_copy_cannot_reach_the_server(
     assert person("login", "--server", away, "--token", account, "--no-verify").code == 0
     thread_id = str(person.agent().save(new_thread(1)).id)  # queued, never uploaded
     refused = person("share", thread_id, "--visibility", "organization")
-    assert refused.code == 1
+    assert refused.code == 4  # the server unreachable: nothing shared (loomsync/cli/exits.py)
     assert "not on the server yet" in refused.err
     assert "the server is unreachable" in refused.err
     assert "loomsync sync" in refused.err

@@ -85,6 +85,13 @@ def assert_inert(text: str, *, tabs: bool = False) -> None:
     assert not found, f"reached the terminal: {sorted(found)!r}"
 
 
+def assert_fields(text: str, count: int) -> None:
+    """Every line of piped table output ``text`` has ``count`` tab-separated fields (a tab or
+    newline inside a field never makes another)."""
+    assert text.endswith("\n")
+    assert {len(line.split("\t")) for line in text[:-1].split("\n")} == {count}
+
+
 def assert_escaped(text: str) -> None:
     """Every hostile piece shows as its visible escape."""
     missing = [shown for shown in PIECES.values() if shown not in text]
@@ -155,16 +162,19 @@ def test_show_prints_hostile_text_as_visible_escapes(person: Person, pulled: str
 def test_list_prints_one_line_per_thread_with_markup_literal(person: Person, pulled: str) -> None:
     listing = run(person, "list")
     assert listing.code == 0, listing.err
-    assert_inert(listing.out)
+    assert_inert(listing.out, tabs=True)  # piped: tabs separate the fields, and only they
     assert_inert(listing.err)
+    assert_fields(listing.out, 6)
     row = next(line for line in listing.out.split("\n") if line.startswith(pulled))
-    assert printable(TITLE) in row
-    assert row.rstrip().endswith("synced")
+    assert row.split("\t")[1] == printable(TITLE)
+    assert row.split("\t")[-1] == "synced"
     assert sum(line.startswith("T-") for line in listing.out.split("\n")) == 1
     remote = run(person, "list", "--server")
     assert remote.code == 0, remote.err
-    assert_inert(remote.out)
-    assert printable(TITLE) in next(x for x in remote.out.split("\n") if x.startswith(pulled))
+    assert_inert(remote.out, tabs=True)
+    assert_fields(remote.out, 6)
+    remote_row = next(x for x in remote.out.split("\n") if x.startswith(pulled))
+    assert remote_row.split("\t")[1] == printable(TITLE)
 
 
 def test_resume_summary_is_inert(person: Person, pulled: str) -> None:
@@ -290,9 +300,10 @@ def test_server_problem_details_print_as_visible_escapes(
     assert_inert(synced.err)
     assert f"{MARKUP} refused{printable(HOSTILE)}" in synced.out
     status = run(person, "sync", "--status", env=env)
-    assert_inert(status.out)
+    assert_inert(status.out, tabs=True)
     assert f"{MARKUP} refused{printable(HOSTILE)}" in status.out
     assert len(status.out.rstrip("\n").split("\n")) == 3  # summary, header, one row
+    assert_fields(status.out.split("\n", 1)[1], 6)
 
 
 def test_file_names_in_errors_and_import_warnings_are_inert(person: Person) -> None:

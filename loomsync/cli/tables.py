@@ -1,0 +1,179 @@
+"""Tables that read at any width (issue 16, item 1): the one layout every table command uses,
+through :func:`loomsync.cli.render.print_table`.
+
+A table is a list of :class:`Column` specs (header, how to get the cell from a row, whether it
+may be shortened) and the rows. It is printed one of two ways:
+
+- **At a terminal** (:func:`fitted`): one line per row, never wrapped. Columns that are not
+  ``shrink`` (ids, states, counts, times) keep their whole width; ``shrink`` columns (titles,
+  branches, workspaces, errors) share what is left and end in ``…`` when cut, never below
+  their ``min_width``. When even those minimums do not fit, the columns with a ``drop`` rank
+  are left out, highest rank first; a column without one (``LAST ERROR``, the ids, states) is
+  never left out.
+- **Piped** (:func:`tsv`): a header line, then one line per row, tab-separated, nothing cut,
+  no colour, for ``cut -f`` and ``awk -F'\\t'``. Every cell is made printable
+  (:func:`loomsync.terminal.printable`), so a tab or newline inside a title is written ``\\t``
+  or ``\\n`` and never splits a field or a row.
+
+Adding a column is one :class:`Column` in the caller's list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+from rich.cells import cell_len
+from rich.table import Table
+from rich.text import Text
+
+from loomsync.terminal import clip, printable
+
+Row = TypeVar("Row")
+#: Spaces between two columns at a terminal.
+GAP = 2
+
+
+@dataclass(frozen=True)
+class Column(Generic[Row]):
+    """One column of a table.
+
+    Attributes:
+        header: its title (``ID``, ``LAST ERROR``).
+        cell: the row's cell as raw text (made printable by the table; ``-`` for nothing).
+        shrink: at a terminal, cut with ``…`` to fit (titles, branches, errors); otherwise the
+            cell is always shown whole.
+        min_width: the fewest cells a ``shrink`` column is given (the header's length when
+            larger than the widest cell is not needed).
+        drop: left out at a terminal too narrow for every column at its minimum, the highest
+            rank first; 0: never left out.
+        weight: a ``shrink`` column's share of the room left (a title 3, a branch 1).
+        terminal: the cell at a terminal when it differs (a short id); None: ``cell``.
+        style: the cell's rich style, fixed or per row (``failed`` in red).
+        justify: ``left`` or ``right`` (counts).
+    """
+
+    header: str
+    cell: Callable[[Row], str]
+    shrink: bool = False
+    min_width: int = 8
+    drop: int = 0
+    weight: int = 1
+    terminal: Callable[[Row], str] | None = None
+    style: str | Callable[[Row], str] = ""
+    justify: Literal["left", "right"] = "left"
+
+    def raw(self, row: Row, *, at_terminal: bool) -> str:
+        """The cell of ``row`` as raw text, in its terminal form when ``at_terminal``."""
+        get = self.terminal if at_terminal and self.terminal is not None else self.cell
+        return get(row)
+
+    def text(self, row: Row, *, at_terminal: bool) -> str:
+        """The cell of ``row``, printable, in its terminal form when ``at_terminal``."""
+        return printable(self.raw(row, at_terminal=at_terminal))
+
+    def style_of(self, row: Row) -> str:
+        """The rich style of ``row``'s cell."""
+        return self.style(row) if callable(self.style) else self.style
+
+
+def tsv(columns: Sequence[Column[Row]], rows: Sequence[Row]) -> str:
+    """The table as tab-separated lines: the headers, then one line per row; each line ends
+    with a newline. Nothing is cut; every cell is printable and holds no tab or newline."""
+    lines = ["\t".join(printable(column.header) for column in columns)]
+    lines += ["\t".join(c.text(row, at_terminal=False) for c in columns) for row in rows]
+    return "".join(line + "\n" for line in lines)
+
+
+def widths(
+    columns: Sequence[Column[Row]], cells: Sequence[Sequence[str]], width: int
+) -> list[int | None]:
+    """Per column, its width at a terminal ``width`` cells wide, or None when it is left out.
+
+    ``cells`` are the printable terminal cells, one list per row. Whole columns take their
+    widest cell (or header); ``shrink`` columns get their minimum, then what is left, shared in
+    proportion to their ``weight`` (none past its widest cell).
+    """
+    natural = [
+        max([cell_len(c.header), *(cell_len(row[i]) for row in cells)])
+        for i, c in enumerate(columns)
+    ]
+    least = [
+        min(natural[i], c.min_width) if c.shrink else natural[i] for i, c in enumerate(columns)
+    ]
+    shown = list(range(len(columns)))
+
+    def needed() -> int:
+        return sum(least[i] for i in shown) + GAP * (len(shown) - 1)
+
+    for i in sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: -columns[i].drop):
+        if needed() <= width:
+            break
+        shown.remove(i)
+    given = {i: least[i] for i in shown}
+    spare = width - needed()
+    growing = [i for i in shown if columns[i].shrink]
+    for _ in range(max(spare, 0)):  # one cell at a time, to the column most owed it
+        short = [i for i in growing if given[i] < natural[i]]
+        if not short:
+            break
+        best = max(short, key=lambda i: columns[i].weight / (given[i] - least[i] + 1))
+        given[best] += 1
+    return [given.get(i) for i in range(len(columns))]
+
+
+def cut(text: str, width: int) -> str:
+    """Raw ``text`` made printable and, when longer, cut to at most ``width`` cells ending in
+    ``…`` by :func:`loomsync.terminal.clip` (never half a visible escape such as ``\\x1b``);
+    wide characters count two cells."""
+    shown = printable(text)
+    if cell_len(shown) <= width:
+        return shown
+    limit = width - 1
+    while limit > 0:
+        clipped = printable(clip(text, limit))
+        over = cell_len(clipped) - width
+        if over <= 0:
+            return clipped
+        limit -= max(1, over // 2)  # a wide character is two cells
+    return "…"
+
+
+def fitted(columns: Sequence[Column[Row]], rows: Sequence[Row], width: int) -> Table:
+    """The table for a terminal ``width`` cells wide: every line at most ``width`` cells (when
+    the whole columns fit at all), ``shrink`` cells cut with ``…``."""
+    raw = [[c.raw(row, at_terminal=True) for c in columns] for row in rows]
+    cells = [[printable(text) for text in line] for line in raw]
+    sizes = widths(columns, cells, width)
+    cells = [
+        [
+            cut(text, size) if size is not None else ""
+            for text, size in zip(line, sizes, strict=True)
+        ]
+        for line in raw
+    ]
+    table = Table(box=None, pad_edge=False, padding=(0, GAP // 2), header_style="bold")
+    kept = [i for i, size in enumerate(sizes) if size is not None]
+    for i in kept:
+        size = sizes[i]
+        table.add_column(
+            columns[i].header,
+            width=size,
+            min_width=size,
+            max_width=size,
+            no_wrap=True,
+            overflow="ellipsis",
+            justify=columns[i].justify,
+        )
+    for row, texts in zip(rows, cells, strict=True):
+        table.add_row(
+            *(
+                Text(texts[i], style=columns[i].style_of(row), no_wrap=True, overflow="ellipsis")
+                for i in kept
+            )
+        )
+    return table
+
+
+__all__ = ["GAP", "Column", "cut", "fitted", "tsv", "widths"]
