@@ -3,8 +3,11 @@
     .venv/bin/python -m bench.watch [--quick] [--record]
 
 1. **Corpus**: 10,000 Claude Code session files (1,000 with ``--quick``) in a fresh HOME, in
-   100 project folders, each the first lines of the real transcript
-   ``../shared/data/transcripts/claude-code/short.jsonl`` under a session id of its own.
+   100 project folders, each file the first lines of the real transcript
+   ``../shared/data/transcripts/claude-code/short.jsonl`` under its folder's session id (so
+   100 threads: each file is read, parsed and compared at start-up, but the store and the
+   sync queue hold 100 threads, not 10,000; a save's cost grows with the queue, which
+   would measure the queue, not the watch).
 2. **Idle**: ``loomsync watch`` (a subprocess, not logged in) imports them all (the start-up
    figure), then sits idle; its CPU (``/proc/<pid>/stat`` utime + stime) over a 30 s window
    (10 s quick) and its RSS. Floor, same run, same tree: a bare ``watchfiles.watch`` process
@@ -42,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / ".." / "shared" / "data" / "transcripts" / "claude-code" / "short.jsonl"
 LOOMSYNC = Path(sys.executable).parent / "loomsync"
 TICKS = os.sysconf("SC_CLK_TCK")
+PROJECTS = 100  # folders, one session each (its files are copies of it)
 LINES = 6  # of the source transcript in each file: a user turn and the start of an answer
 
 
@@ -62,11 +66,12 @@ def make_corpus(home: Path, files: int) -> Path:
     session = _session_of(lines)
     text = "".join(lines)
     root = home / ".claude" / "projects"
+    sessions = [str(uuid.uuid4()) for _ in range(PROJECTS)]
     for index in range(files):
-        folder = root / f"-home-bench-project{index % 100:03d}"
+        folder = root / f"-home-bench-project{index % PROJECTS:03d}"
         folder.mkdir(parents=True, exist_ok=True)
-        new = str(uuid.uuid4())
-        (folder / f"{new}.jsonl").write_text(text.replace(session, new))
+        new = sessions[index % PROJECTS]  # a copy of its folder's session: one thread each
+        (folder / f"{uuid.uuid4()}.jsonl").write_text(text.replace(session, new))
     return root
 
 

@@ -96,7 +96,9 @@ def watch(*, paths: ClientPaths | None = None, stop: threading.Event | None = No
         printable(str(offsets.path)),
     )
     try:
-        capture = Capture(store, offsets, import_owner(paths, config), on_saved=saved)
+        stop = stop or threading.Event()
+        owner = import_owner(paths, config)
+        capture = Capture(store, offsets, owner, on_saved=saved, stop=stop)
         run(
             capture,
             watched,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import stat as stat_module
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,6 +102,7 @@ class Capture:
         offsets: the persisted offsets (:mod:`loomsync.watch.offsets`).
         owner: whose ids sessions get (:func:`loomsync.importers.run.import_owner`).
         on_saved: called after each save (the watch wakes its sync then, and logs).
+        stop: set to end a scan early.
     """
 
     def __init__(
@@ -109,7 +111,11 @@ class Capture:
         offsets: Offsets,
         owner: ImportOwner,
         on_saved: Callable[[Saved], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
+        """See the class docstring; ``stop``: when set, a scan ends early (SIGTERM during
+        the first read of many files)."""
+        self.stop = stop or threading.Event()
         self.store = store
         self.offsets = offsets
         self.owner = owner
@@ -125,6 +131,8 @@ class Capture:
         count = 0
         for folder, _, names in os.walk(source.root):
             for name in sorted(names):
+                if self.stop.is_set():
+                    return count
                 path = Path(folder) / name
                 if source.wants(path):
                     count += 1

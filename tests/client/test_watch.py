@@ -55,7 +55,11 @@ class Watch:
                 stdout=subprocess.DEVNULL,
                 stderr=err,
             )
-        wait_for(lambda: "started: " in self.text(), what="the watch to start")
+        try:
+            wait_for(lambda: "started: " in self.text(), what="the watch to start")
+        except BaseException:
+            self.kill()  # a watch that did not start is not left running
+            raise
 
     def text(self) -> str:
         return self.log.read_text()
