@@ -8,6 +8,10 @@ shown: for ``--server`` it is the server's opaque ``next_cursor`` (API.md sectio
 machine's list it is a keyset cursor of :func:`local_cursor` (the last row's place in the
 order), so a page never repeats or skips a thread while others are written.
 
+``--scope visible`` (issue 16 item 6; API.md section 6, "List parameters") lists every thread
+the user may read on the server, with an OWNER column; it implies ``--server``
+(:mod:`loomsync.cli.scopes`).
+
 ``--all`` keeps its meaning of every release so far, "include archived threads"; "every row"
 is ``--limit 0`` (scripts that pass ``--all`` keep working).
 """
@@ -21,14 +25,23 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render
-from loomsync.cli.main import JsonOption, _require_login, _store, _warn, app, console, errors
+from loomsync.cli import messages, render, scopes
+from loomsync.cli.main import (
+    JsonOption,
+    MineOption,
+    ScopeOption,
+    _store,
+    _warn,
+    app,
+    console,
+    errors,
+)
 from loomsync.core.document.ids import PREFIX
 from loomsync.errors import RefusedError
 from loomsync.store import shortids as ids
 from loomsync.store import shown
 from loomsync.store.summaries import SortKey, sort_key
-from loomsync.store.summary import ArchivedFilter, ThreadSummary
+from loomsync.store.summary import ArchivedFilter, Scope, ThreadSummary
 from loomsync.terminal import printable
 
 if TYPE_CHECKING:  # `loomsync list` (not --server) imports no HTTP client (test_startup.py)
@@ -66,14 +79,16 @@ def _server_rows(
     cursor: str | None,
     workspace: str | None,
     which: ArchivedFilter,
+    scope: Scope,
 ) -> tuple[list[ThreadSummary], str | None]:
-    """Up to ``limit`` rows (0: all) from the server, page by page; and the cursor after them."""
+    """Up to ``limit`` rows (0: all) of ``scope`` from the server, page by page; and the cursor
+    after them."""
     rows: list[ThreadSummary] = []
     while True:
         size = SERVER_PAGE if not limit else min(SERVER_PAGE, limit - len(rows))
         try:
             page = client.list_threads(
-                limit=size, cursor=cursor, workspace=workspace, archived=which
+                limit=size, cursor=cursor, workspace=workspace, archived=which, scope=scope
             )
         except RefusedError as exc:
             if cursor is None or exc.status != 400 or rows:
@@ -105,16 +120,21 @@ def list_threads(
     workspace: Annotated[
         str | None, typer.Option(help="Only threads of this workspace root.")
     ] = None,
+    scope: ScopeOption = "mine",
+    mine: MineOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """List threads, newest activity first, with their sync state (a page at a time)."""
+    """List threads, newest activity first, with their sync state (a page at a time;
+    --scope visible: the server's threads you may read, with their owner)."""
     which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
+    scope = scopes.chosen(scope, mine)
+    server = server or scope == "visible"  # only the server knows the others' threads
     after = parse_local_cursor(cursor) if cursor is not None and not server else None
     short: dict[str, str] | None = None
     with _store() as store:
         if server:
-            client = _require_login(store)
-            raw, next_cursor = _server_rows(client, limit, cursor, workspace, which)
+            client = scopes.require_login(store, scope)
+            raw, next_cursor = _server_rows(client, limit, cursor, workspace, which, scope)
             rows, sync = shown.summaries(store.local.redaction, raw), None  # maybe raw
             more = None
         else:  # the summary index holds summaries redacted: no detector to load here
@@ -141,7 +161,8 @@ def list_threads(
             "No more threads." if cursor else "No threads." if server else "No threads yet."
         )
     else:
-        render.print_table(console, render.thread_columns(sync, short), rows)
+        columns = render.thread_columns(sync, short, owners=scope == "visible")
+        render.print_table(console, columns, rows)
     if next_cursor is not None:
         errors.print(Text(printable(messages.more_rows(more, next_cursor, limit))))
 

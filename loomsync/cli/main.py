@@ -9,9 +9,7 @@ The consoles are :class:`~loomsync.terminal.TerminalConsole`: markup is off (sty
 
 from __future__ import annotations
 
-import base64
 import gc
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -22,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import exits, messages, render, urls
+from loomsync.cli import exits, messages, render, scopes, tokens, urls
 from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
@@ -59,6 +57,8 @@ FORMAT_NAMES = (
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ScopeOption = Annotated[scopes.Scope, typer.Option(help=scopes.SCOPE_HELP)]
+MineOption = Annotated[bool, typer.Option("--mine", help="Only your own threads (the default).")]
 ThreadArg = Annotated[
     str,
     typer.Argument(help="Thread id (T-…) or its first 4+ hex digits.", show_default=False),
@@ -99,15 +99,6 @@ def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
     return store.client
 
 
-def _token_claims(token: str) -> dict[str, Any]:
-    try:
-        payload = token.split(".")[1]
-        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    except (IndexError, ValueError):
-        return {}
-    return claims if isinstance(claims, dict) else {}
-
-
 @app.command()
 def login(
     server: Annotated[
@@ -136,7 +127,7 @@ def login(
                 ) from None
     paths = default_paths()
     save_login(paths, server, token)
-    claims = _token_claims(token)
+    claims = tokens.claims(token)
     who = f" as {claims['sub']}" if claims.get("sub") else ""
     org = f" (org {claims['org']})" if claims.get("org") else ""
     console.print(printable(f"Logged in to {server.rstrip('/')}{who}{org}."))
@@ -364,6 +355,7 @@ from loomsync.cli import (  # noqa: E402  (their commands)
     search,
     secrets,
     showing,
+    status,
     sync,
     watch,
 )
@@ -404,6 +396,7 @@ __all__ = [
     "search",
     "secrets",
     "showing",
+    "status",
     "sync",
     "watch",
 ]

@@ -35,8 +35,6 @@ from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
 SAVED_OFFLINE = "saved locally; will sync when the server is reachable"
 #: ... when not logged in (exit code 0: the thread is ``local`` until a login).
 SAVED_NOT_LOGGED_IN = "saved locally (not logged in)"
-#: What to run when not logged in.
-NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
 
 
 def token_refused(server: str | None = None, reason: str | None = None) -> str:
@@ -59,6 +57,59 @@ def not_on_server(thread_id: str, reason: str) -> str:
         f"done on this machine only: {reason.rstrip('.')}. The change waits in the sync queue as failed: "
         f"`loomsync sync --retry-failed` tries it again, `loomsync sync --drop {thread_id}` "
         "drops it"
+    )
+
+
+#: Any command that needs the server, run while logged out.
+NOT_LOGGED_IN = "not logged in: run `loomsync login --server URL --token TOKEN`"
+#: ``list``/``search --scope visible`` while logged out (issue 16 item 6).
+VISIBLE_NEEDS_LOGIN = (
+    "--scope visible asks the server for the threads you may read (this machine holds only "
+    "yours), but you are not logged in: run `loomsync login --server URL --token TOKEN`"
+)
+#: ``search --local --scope visible``.
+VISIBLE_NOT_LOCAL = (
+    "--scope visible asks the server (this machine holds only your threads): drop --local"
+)
+#: ``--mine`` with ``--scope visible``.
+MINE_AND_VISIBLE = "--mine is --scope mine; it cannot go with --scope visible: choose one"
+
+#: The last line of ``loomsync status`` (issue 16 item 5), one per state.
+STATUS_NOT_LOGGED_IN = (
+    "Not logged in: threads are kept on this machine only; run "
+    "`loomsync login --server URL --token TOKEN`."
+)
+
+
+def status_token_expired(server: str) -> str:
+    """The last line of ``loomsync status`` when the token's ``exp`` has passed (raw text)."""
+    return (
+        f"The token expired: run `loomsync login --server {server} --token TOKEN` with a new "
+        "token (changes are kept here until then)."
+    )
+
+
+def status_token_refused(server: str, reason: str | None) -> str:
+    """The last line of ``loomsync status`` when the server refused the token (a 401): the
+    one wording of :func:`token_refused`, as a sentence (raw text)."""
+    said = token_refused(server, reason)
+    return f"{said[0].upper()}{said[1:]} (changes are kept here until then)."
+
+
+def status_ready(failed: int) -> str:
+    """The last line of ``loomsync status`` when it can sync; ``failed`` entries are named."""
+    if not failed:
+        return "Ready: changes sync to the server."
+    return (
+        f"Ready: changes sync to the server ({failed} failed: `loomsync sync --status` says why)."
+    )
+
+
+def status_unreachable(server: str) -> str:
+    """The last line of ``loomsync status`` when ``server`` does not answer (raw text)."""
+    return (
+        f"Cannot reach {server}: is it running? Changes are kept here and sent by the next "
+        "`loomsync sync`."
     )
 
 
@@ -187,6 +238,11 @@ def for_agent(exc: BaseException) -> str:
 
 
 __all__ = [
+    "MINE_AND_VISIBLE",
+    "NOT_LOGGED_IN",
+    "STATUS_NOT_LOGGED_IN",
+    "VISIBLE_NEEDS_LOGIN",
+    "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
     "for_agent",
@@ -194,4 +250,10 @@ __all__ = [
     "no_such_messages",
     "not_a_cursor",
     "not_a_server_cursor",
+    "not_on_server",
+    "status_ready",
+    "status_token_expired",
+    "status_token_refused",
+    "status_unreachable",
+    "token_refused",
 ]

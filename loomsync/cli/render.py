@@ -45,11 +45,18 @@ def when(value: datetime | None) -> str:
 
 
 def thread_columns(
-    sync: dict[str, str] | None = None, short: dict[str, str] | None = None
+    sync: dict[str, str] | None = None,
+    short: dict[str, str] | None = None,
+    *,
+    owners: bool = False,
 ) -> list[Column[ThreadSummary]]:
     """The columns of ``loomsync list``: ID, TITLE, MSGS, LAST ACTIVITY (UTC), BRANCH, then
     SYNC (``sync``: a state per id) or VISIBILITY (the server's listing). ``short``: the id
     shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
+    ``owners`` (``--scope visible``, issue 16 item 6): an OWNER column after the ID, the
+    server's ``owner_id`` (the owner's login name, the ``sub`` of their token; API.md's
+    ThreadSummary has no display name), at least 10 cells, cut with ``…`` past them; at a
+    terminal too narrow for it, LAST ACTIVITY is then left out after BRANCH and MSGS.
 
     One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
     shown = short or {}
@@ -57,11 +64,14 @@ def thread_columns(
     def state(row: ThreadSummary) -> str:
         return sync.get(row.id, "-") if sync is not None else row.visibility
 
+    owner = Column[ThreadSummary]("OWNER", lambda r: r.owner_id or "-", shrink=True, min_width=10)
     return [
         Column("ID", lambda r: r.id, terminal=lambda r: shown.get(r.id, r.id), style="cyan"),
+        *([owner] if owners else []),
         Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10, weight=3),
         Column("MSGS", lambda r: str(r.message_count), justify="right", drop=1),
-        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at)),
+        # with OWNER the whole server ids leave no room at 80 columns: left out after MSGS
+        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at), drop=1 if owners else 0),
         Column("BRANCH", lambda r: r.git_branch or "-", shrink=True, min_width=6, drop=2),
         Column(
             "SYNC" if sync is not None else "VISIBILITY",
@@ -126,13 +136,18 @@ def snippet_text(snippet: str) -> Text:
     return text
 
 
-def search_hits(hits: Sequence[SearchHit], *, mark_local: bool = False) -> Group:
-    """Each hit: id, title, score (with ``mark_local``, ``only on this machine`` after a hit
-    whose ``origin`` is ``local``); then its snippet, indented."""
+def search_hits(
+    hits: Sequence[SearchHit], *, mark_local: bool = False, owners: bool = False
+) -> Group:
+    """Each hit: id, (with ``owners``: ``by OWNER``, the thread's ``owner_id``, or ``by you``
+    for a thread only this machine holds), title, score (with ``mark_local``, ``only on this
+    machine`` after a hit whose ``origin`` is ``local``); then its snippet, indented."""
     parts: list[RenderableType] = []
     for hit in hits:
         head = Text()
         head.append(hit.thread.id, style="cyan")
+        if owners:
+            head.append("  by " + printable(hit.thread.owner_id or "you"), style="magenta")
         head.append("  " + printable(hit.thread.title or "(untitled)"), style="bold")
         head.append(f"  score {hit.score:.2f}", style="dim")
         if mark_local and hit.origin == "local":

@@ -8,6 +8,10 @@ option. A query of only common words or punctuation (``the and of``) says that t
 nothing to search for, rather than finding nothing silently. In an online search the hits of
 threads only this machine holds are marked (``origin`` ``local`` in ``--json``).
 
+``--scope visible`` (issue 16 item 6) searches every thread you may read on the server and
+shows each hit's owner; it needs a login (``--local`` cannot have it). ``--workspace`` keeps
+the threads of one exact ``workspace_root``, on the server and in the local search alike.
+
 When the server cannot be reached, this machine's threads answer and it says so (exit code 0:
 local first). When the server refuses the token (401, issue 16 item 3) they answer too, but
 it says the token was refused and to run ``loomsync login``, and exits with code 3.
@@ -20,8 +24,17 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import exits, messages, render
-from loomsync.cli.main import JsonOption, _store, _warn, app, console, errors
+from loomsync.cli import exits, messages, render, scopes
+from loomsync.cli.main import (
+    JsonOption,
+    MineOption,
+    ScopeOption,
+    _store,
+    _warn,
+    app,
+    console,
+    errors,
+)
 from loomsync.store import shown
 from loomsync.store.summary import SearchResults, Syntax
 from loomsync.terminal import printable
@@ -52,11 +65,21 @@ def search(
         Syntax,
         typer.Option("--syntax", help='plain: ranked words; web: strict, "phrases", -word, or.'),
     ] = "plain",
+    workspace: Annotated[
+        str | None, typer.Option(help="Only threads of this workspace root (exact).")
+    ] = None,
+    scope: ScopeOption = "mine",
+    mine: MineOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Search your threads on the server (this machine's files when it cannot be reached)."""
+    """Search your threads on the server (this machine's files when it cannot be reached;
+    --scope visible: every thread you may read, with its owner)."""
     from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH, searchable
+    from loomsync.sync.onlinesearch import local_search
 
+    scope = scopes.chosen(scope, mine)
+    if local and scope == "visible":
+        raise typer.BadParameter(messages.VISIBLE_NOT_LOCAL, param_hint="'--scope'")
     if not searchable(query, syntax):
         errors.print(Text(NOTHING_TO_SEARCH, style="yellow"))
         if as_json:
@@ -64,9 +87,15 @@ def search(
         return
     with _store() as store:
         if local:
-            results = store.local.search(query, limit=limit, syntax=syntax)
+            results = local_search(
+                store.local, query, limit=limit, syntax=syntax, workspace=workspace
+            )
         else:
-            results = store.search(query, limit=limit, syntax=syntax)
+            if scope == "visible":
+                scopes.require_login(store, scope)
+            results = store.search(
+                query, limit=limit, syntax=syntax, workspace=workspace, scope=scope
+            )
         results = shown.results(store.local.redaction, results)  # a server may hold them raw
         server_url = store.client.server_url if store.client is not None else None
     if as_json:
@@ -84,7 +113,10 @@ def search(
         errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
     console.print(printable(headline(results, query)))
     if results.hits:
-        console.print(render.search_hits(results.hits, mark_local=results.source == "server"))
+        online = results.source == "server"
+        console.print(
+            render.search_hits(results.hits, mark_local=online, owners=scope == "visible")
+        )
     if results.token_refused:
         raise typer.Exit(exits.ExitCode.LOGIN)
 

@@ -43,9 +43,13 @@ from loomsync.http.problems import error_for
 from loomsync.http.responses import SkippedEntry
 from loomsync.http.sharelinks import ShareLinkCalls
 from loomsync.store.redaction import Redaction, default_redaction
-from loomsync.store.summary import ArchivedFilter, SearchHit, SearchResults, ThreadSummary
-
-Scope = Literal["mine", "visible"]
+from loomsync.store.summary import (
+    ArchivedFilter,
+    Scope,
+    SearchHit,
+    SearchResults,
+    ThreadSummary,
+)
 
 
 def platform_tag() -> str:
@@ -425,6 +429,7 @@ class ThreadSyncClient(ShareLinkCalls):
 
 __all__ = [
     "AppendResult",
+    "Scope",
     "SearchPage",
     "ThreadPage",
     "ThreadSyncClient",

@@ -16,9 +16,9 @@ from typing import Any
 from loomsync import edits
 from loomsync.core.document.model import Thread, Visibility
 from loomsync.errors import PrivateThreadError, UnsupportedOperationError
-from loomsync.http.client import Scope, ThreadSyncClient
+from loomsync.http.client import ThreadSyncClient
 from loomsync.store.local import ThreadRef
-from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, ThreadSummary
+from loomsync.store.summary import ArchivedFilter, Scope, SearchResults, SyncOutcome, ThreadSummary
 
 PAGE_SIZE = 200
 FILE_UNSUPPORTED = (

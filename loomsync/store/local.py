@@ -105,14 +105,20 @@ class LocalThreadStore(EditingMixin):
         self._guard = threading.Lock()
         self.removed_temp_files = remove_stray_temps(
             self.root,
-            lambda name: (
-                self.lock(threadlog.thread_id_of(name)) if is_thread_file(name) else self.index.lock
-            ),
+            self._lock_of_file,
         )
         #: Old ``.json`` thread files converted by this object (:mod:`loomsync.store.migrate`).
         self.migrated = migrate.migrate(self)
 
     # -- files and locks ---------------------------------------------------------------
+
+    def _lock_of_file(self, name: str) -> BaseFileLock:
+        """The lock a writer of the store folder's file ``name`` holds while it writes."""
+        if is_thread_file(name):
+            return self.lock(threadlog.thread_id_of(name))
+        if name == migrate.MARKER:
+            return migrate.marker_lock(self)
+        return self.index.lock
 
     def path(self, thread_id: str) -> Path:
         """The file of a thread id (validated, so an id can never name another path).

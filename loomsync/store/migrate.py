@@ -41,6 +41,13 @@ def is_old_thread_file(name: str) -> bool:
     return name.startswith("T-") and name.endswith(OLD_SUFFIX) and len(name) == 38 + 5
 
 
+def marker_lock(store: LocalThreadStore) -> FileLock:
+    """The lock held while the marker is written: the one lock :func:`remove_stray_temps`
+    must try for a marker's temporary file, or a store opened meanwhile by another process
+    deletes the temporary file under its writer (tests/client/test_crash.py race)."""
+    return FileLock(str(store.locks_dir / "format.lock"))
+
+
 def migrate(store: LocalThreadStore) -> int:
     """Convert the store folder's old thread files, unless its marker says that was done;
     returns how many were converted (quarantined ones not counted).
@@ -61,7 +68,7 @@ def migrate(store: LocalThreadStore) -> int:
             names = sorted(e.name for e in entries if is_old_thread_file(e.name))
         for name in names:
             converted += _convert(store, store.root / name)
-        atomic_write(marker, b"2\n", lock=FileLock(str(store.locks_dir / "format.lock")))
+        atomic_write(marker, b"2\n", lock=marker_lock(store))
     return converted
 
 

@@ -13,6 +13,9 @@ from loomsync.core.document.model import Thread, UtcDatetime
 ArchivedFilter = Literal["false", "true", "any"]
 Syntax = Literal["plain", "web"]
 """Query syntax (API.md section 6): ``plain`` ranks, requiring nothing; ``web`` is strict."""
+Scope = Literal["mine", "visible"]
+"""Which threads a server listing or search covers (API.md section 6): ``mine`` (the caller's)
+or ``visible`` (everything the caller may read)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -183,6 +186,7 @@ class SyncOutcome:
 
 __all__ = [
     "ArchivedFilter",
+    "Scope",
     "SearchHit",
     "SearchResults",
     "SyncOutcome",

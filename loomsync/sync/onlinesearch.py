@@ -71,16 +71,16 @@ def search(
     if limit < 1:
         raise ValueError("limit must be at least 1")
     if client is None:
-        results = _local(local, query, limit, syntax, workspace)
+        results = local_search(local, query, limit, syntax, workspace)
         return results.model_copy(update={"fallback_reason": "not logged in to a server"})
     try:
         page = client.search(query, limit=limit, syntax=syntax, scope=scope, workspace=workspace)
     except TokenRefusedError as exc:
-        results = _local(local, query, limit, syntax, workspace)
+        results = local_search(local, query, limit, syntax, workspace)
         reason = f"the server refused the token ({exc.detail or exc.status})"
         return results.model_copy(update={"fallback_reason": reason, "token_refused": True})
     except (NetworkError, ServerError, AuthError) as exc:
-        results = _local(local, query, limit, syntax, workspace)
+        results = local_search(local, query, limit, syntax, workspace)
         reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
         return results.model_copy(update={"fallback_reason": reason})
     seen = {hit.thread.id for hit in page.hits}
@@ -97,14 +97,16 @@ def _in_workspace(local: LocalThreadStore, workspace: str) -> set[str]:
     return {row.id for row in local.list(workspace=workspace)}
 
 
-def _local(
+def local_search(
     local: LocalThreadStore, query: str, limit: int, syntax: Syntax, workspace: str | None
 ) -> SearchResults:
-    """The local search, of the threads of ``workspace`` only when it is given."""
+    """The local search (``source="local"``), of the threads of ``workspace`` (an exact
+    ``workspace_root``) only when it is given: ``search --local --workspace`` and the fallback
+    of an online search filter alike (issue 16 item 6)."""
     if workspace is None:
         return local.search(query, limit=limit, syntax=syntax)
     ids = _in_workspace(local, workspace)
     return SearchResults(hits=local_only_hits(local, query, ids, limit, float("-inf"), syntax))
 
 
-__all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "search"]
+__all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "local_search", "search"]

@@ -273,6 +273,15 @@ class Person:
         )
 
 
+def make_person(home: Path, *, columns: int = 120) -> Person:
+    """A person whose HOME (and XDG folders) is the new folder ``home``, at ``columns``."""
+    home.mkdir(parents=True)
+    env = home_env(
+        home, XDG_CACHE_HOME=str(home / ".cache"), COLUMNS=str(columns), LOOMSYNC_RETRIES="1"
+    )
+    return Person(home, env)
+
+
 def on_a_terminal(
     person: Person,
     *args: str,
@@ -330,10 +339,7 @@ def on_a_terminal_answering(
 
 @pytest.fixture
 def person(tmp_path: Path) -> Person:
-    home = tmp_path / "home"
-    home.mkdir()
-    env = home_env(home, XDG_CACHE_HOME=str(home / ".cache"), COLUMNS="120", LOOMSYNC_RETRIES="1")
-    return Person(home, env)
+    return make_person(tmp_path / "home")
 
 
 def login(person: Person, server: LiveServer, token: str) -> Result:

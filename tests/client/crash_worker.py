@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from loomsync import LocalThreadStore, SyncingThreadStore, ThreadId, ThreadNotFoundError
@@ -67,6 +68,7 @@ def fork(run: object, *args: object) -> int:
         try:
             run(*args)  # type: ignore[operator]
         except BaseException:
+            traceback.print_exc()  # on the test's stderr: why a child failed, not just that it did
             code = 1
         finally:
             os._exit(code)
