@@ -12,6 +12,8 @@
     ├── PrivateThreadError          a private thread was about to be sent to a server
     ├── StoreLockedError            a file lock could not be taken in time
     ├── InvalidInputError           a bad argument (not a thread id, a bad metadata patch, ...)
+    ├── ServiceError                systemctl or launchctl refused (``loomsync service``)
+    │   └── NoServiceManagerError   neither a systemd user manager nor launchd here
     └── SyncError                   anything the server or the network said no to
         ├── NetworkError            no answer (connection refused, timeout, TLS, ...)
         ├── AuthError               401 or 403
@@ -237,6 +239,29 @@ class InvalidResponseError(SyncError):
     ``status`` is the response's; ``detail`` says what is wrong (one line). Not retried: the
     same server gives the same answer.
     """
+
+
+class ServiceError(LoomsyncError):
+    """The service manager (``systemctl --user``, ``launchctl``) could not be run or refused
+    a step of ``loomsync service`` (issue 17 item 2); ``str(error)`` names the command and
+    its answer."""
+
+
+class NoServiceManagerError(ServiceError):
+    """This machine has no service manager ``loomsync service`` can use (no systemd user
+    manager, not macOS): nothing was installed (issue 17 item 2).
+
+    Attributes:
+        command: the ``loomsync watch`` command line to run some other way (absolute path).
+        log: a log file to send its output to.
+        why: what was looked for and not found (one line).
+    """
+
+    def __init__(self, command: str, log: Path, why: str) -> None:
+        self.command = command
+        self.log = log
+        self.why = why
+        super().__init__(f"no service manager to run `loomsync watch` ({why})")
 
 
 class QueueUnreadableError(LoomsyncError):

@@ -9,12 +9,14 @@ write, naming what it was doing. :func:`token_refused` is the one wording of a 4
 item 3), whichever command met it; :data:`SAVED_OFFLINE` and :func:`not_on_server` end the
 line of a command whose change is kept here (issue 16, item 2). :func:`for_agent` words an
 error for a model calling a tool of ``loomsync mcp`` (issue 17 item 3): the next step is a
-tool call, or what to ask the user.
+tool call, or what to ask the user. :func:`no_service_manager` says how to run ``loomsync
+watch`` where ``loomsync service`` has no service manager (issue 17 item 2).
 """
 
 from __future__ import annotations
 
 import errno
+import shlex
 from pathlib import Path
 
 from loomsync.errors import (
@@ -22,6 +24,7 @@ from loomsync.errors import (
     GoneError,
     LoomsyncError,
     NetworkError,
+    NoServiceManagerError,
     RemoteNotFoundError,
     ServerError,
     SyncError,
@@ -184,11 +187,31 @@ def _server(exc: SyncError) -> str:
     return url[:cut] if cut > 0 else url or "the server"
 
 
+def no_service_manager(exc: NoServiceManagerError) -> list[str]:
+    """What ``loomsync service install`` says without a service manager (issue 17 item 2):
+    nothing was installed, why, and three ways to run ``loomsync watch`` instead (nohup, tmux,
+    a cron ``@reboot`` line), each a line to paste. Raw text."""
+    log = shlex.quote(str(exc.log))
+    into = f">> {log} 2>&1"
+    return [
+        f"no service manager here ({exc.why}), so `loomsync service` cannot run "
+        "`loomsync watch` for you (nothing was installed). Run it another way:",
+        "  in the background, until you log out or reboot:",
+        f"    mkdir -p {shlex.quote(str(exc.log.parent))} && nohup {exc.command} {into} &",
+        "  in a tmux session you can come back to (tmux attach -t loomsync):",
+        f"    tmux new-session -d -s loomsync {shlex.quote(exc.command)}",
+        "  at every boot: add this line with `crontab -e`:",
+        f"    @reboot {exc.command} {into}",
+    ]
+
+
 def describe(exc: BaseException) -> list[str]:
     """The lines to print for ``exc``: the first after ``error:``, the others (candidates of
     an ambiguous short id) below it. Raw text: the caller makes it printable."""
     if isinstance(exc, AmbiguousThreadIdError):
         return [str(exc), *exc.lines()]
+    if isinstance(exc, NoServiceManagerError):
+        return no_service_manager(exc)
     # method is set only on errors made from a response (loomsync.http.problems.error_for):
     # a command that already said it in its own words (``open``) is left as it is
     if isinstance(exc, GoneError) and exc.method is not None:
@@ -247,6 +270,7 @@ __all__ = [
     "describe",
     "for_agent",
     "more_rows",
+    "no_service_manager",
     "no_such_messages",
     "not_a_cursor",
     "not_a_server_cursor",
