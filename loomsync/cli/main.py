@@ -358,6 +358,7 @@ from loomsync.cli import (  # noqa: E402  (their commands)
     showing,
     status,
     sync,
+    watch,
 )
 
 
@@ -399,4 +400,5 @@ __all__ = [
     "showing",
     "status",
     "sync",
+    "watch",
 ]
