@@ -360,6 +360,7 @@ from loomsync.cli import (  # noqa: E402  (their commands)
     showing,
     status,
     sync,
+    watch,
 )
 
 
@@ -401,4 +402,5 @@ __all__ = [
     "showing",
     "status",
     "sync",
+    "watch",
 ]
