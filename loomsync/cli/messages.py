@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import errno
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
+from loomsync.cli.overrides import login_overrides
 from loomsync.errors import (
     AuthError,
     GoneError,
@@ -46,9 +48,33 @@ def token_refused(server: str | None = None, reason: str | None = None) -> str:
     new token``. ``server``: its address, for the command to paste; ``reason``: the server's
     detail (default ``expired, revoked or not valid``). Raw text."""
     why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    if "LOOMSYNC_TOKEN" in login_overrides():
+        return f"the server refused the token ({why}): {env_token_next_step()}"
     return (
         f"the server refused the token ({why}): run "
         f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
+def env_token_next_step() -> str:
+    """The next step when the token in use comes from ``LOOMSYNC_TOKEN`` (newcomer finding 1):
+    a login cannot replace it, the variable must change. Raw text."""
+    return (
+        "it comes from the LOOMSYNC_TOKEN variable, which overrides the token file (a new "
+        "`loomsync login` does not change it): set LOOMSYNC_TOKEN to a new token, or "
+        "`unset LOOMSYNC_TOKEN` to use the saved one"
+    )
+
+
+def login_shadowed(names: list[str]) -> str:
+    """``login``'s warning when ``names`` (``LOOMSYNC_TOKEN``, ``LOOMSYNC_SERVER_URL``) are set
+    to something else than was just saved (newcomer finding 1): the commands of this shell
+    keep using them. Raw text."""
+    which = " and ".join(names)
+    verb = "overrides" if len(names) == 1 else "override"
+    return (
+        f"{which} {verb} the saved login in this shell, so commands run here still use "
+        f"{'it' if len(names) == 1 else 'them'}: `unset {' '.join(names)}` to use this login"
     )
 
 
@@ -88,6 +114,8 @@ STATUS_NOT_LOGGED_IN = (
 
 def status_token_expired(server: str) -> str:
     """The last line of ``loomsync status`` when the token's ``exp`` has passed (raw text)."""
+    if "LOOMSYNC_TOKEN" in login_overrides():
+        return f"The token expired: {env_token_next_step()} (changes are kept here until then)."
     return (
         f"The token expired: run `loomsync login --server {server} --token TOKEN` with a new "
         "token (changes are kept here until then)."
@@ -193,6 +221,30 @@ def no_threads_in_workspace(workspace: str, *, server: bool) -> str:
 def no_hits_in_workspace(workspace: str) -> str:
     """The line under ``search --workspace``'s empty headline (finding 7)."""
     return f"No threads in workspace {workspace} match; without --workspace, every workspace."
+
+
+def others_kept_here(count: int) -> str:
+    """The note (stderr) after ``loomsync list`` when this machine holds ``count`` threads of
+    other people (read with ``show``), which are not yours and so not listed (newcomer finding
+    3). Raw text."""
+    threads = f"{count} thread{'s' if count != 1 else ''}"
+    return (
+        f"Not listed: {threads} of other people read here with `loomsync show`; "
+        "`loomsync list --scope visible` lists every thread you may read."
+    )
+
+
+def dropped_not_sent(thread_ids: Sequence[str], *, queued: bool) -> str:
+    """``sync --status``'s line for threads whose failed change was dropped and that were not
+    saved since (newcomer finding 4): saved here only, nothing will send them. ``queued``:
+    the queue holds other entries (the line follows its table). Raw text."""
+    count = len(thread_ids)
+    threads = f"{count} thread{'s' if count != 1 else ''}"
+    head = "Also not sent" if queued else "Nothing queued, but not sent"
+    return (
+        f"{head}: {threads} whose failed change was dropped, saved here only (saving one "
+        f"again queues it): {', '.join(thread_ids)}."
+    )
 
 
 def not_a_cursor(cursor: str) -> str:
@@ -314,13 +366,17 @@ __all__ = [
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "dropped_not_sent",
+    "env_token_next_step",
     "for_agent",
+    "login_shadowed",
     "more_rows",
     "no_service_manager",
     "no_such_messages",
     "not_a_cursor",
     "not_a_server_cursor",
     "not_on_server",
+    "others_kept_here",
     "status_ready",
     "status_token_expired",
     "status_token_refused",
