@@ -80,9 +80,7 @@ def test_status_json_always_prints_json(person: Person, how: str, why: str) -> N
 
 
 @WHY
-def test_status_finds_a_unit_on_disk_without_a_manager(
-    person: Person, how: str, why: str
-) -> None:
+def test_status_finds_a_unit_on_disk_without_a_manager(person: Person, how: str, why: str) -> None:
     leave_a_unit(person)
     shown = without_manager(person, how, "service", "status")
     assert shown.code == 1
