@@ -3,10 +3,14 @@ systemd user unit (Linux) or a launchd agent (macOS) (issue 17 item 2; docs/clie
 "loomsync service install"). Registered on the one typer app of :mod:`loomsync.cli.main`;
 the work is :mod:`loomsync.service`.
 
-Exit codes (:mod:`loomsync.cli.exits`): 0 done (``status``: installed and running); 1 FAILED,
-the effect did not happen (no service manager here, which prints how to run ``loomsync
+Exit codes (:mod:`loomsync.cli.exits`): 0 done (``status``: installed and running;
+``install --dry-run`` and ``uninstall`` also without a service manager); 1 FAILED, the effect
+did not happen (``install`` with no service manager here, which prints how to run ``loomsync
 watch`` instead; a ``systemctl`` / ``launchctl`` step refused; ``status``: not installed or
-not running); 2 usage.
+not running, ``--json`` printed all the same); 2 usage.
+
+Without a service manager, ``install --dry-run``, ``status`` and ``uninstall`` work on the
+platform's file (systemd's unit on Linux): newcomer finding 4 (watch-findings.md).
 """
 
 from __future__ import annotations

@@ -154,3 +154,11 @@ def test_install_failing_at_daemon_reload_puts_the_unit_back(person: Person) -> 
     assert again.code == 1
     assert "put back as it was" in " ".join(again.err.split())
     assert path.read_text() == old
+
+
+def test_the_status_json_in_the_docs_is_what_it_prints(person: Person) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "client.md").read_text()
+    block = docs.split("$ loomsync service status --json\n", 1)[1].split("\n```", 1)[0]
+    documented = json.loads(block.replace("/home/alice", str(person.home)))
+    shown = without_manager(person, "path", "service", "status", "--json")
+    assert json.loads(shown.out) == documented
