@@ -267,3 +267,21 @@ def test_cli_link_needs_a_login(person: Person) -> None:
     result = person("share", thread_id, "--link")
     assert result.code == 3  # not logged in (loomsync/cli/exits.py)
     assert "not logged in" in result.err
+
+
+def test_cli_link_of_a_teammates_thread_says_the_servers_reason_once(
+    person: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """A 403 whose detail ends in a full stop is said with one (issue 16 review item 5): the
+    server's sentence sits in parentheses, ``(…links.).`` never shows."""
+    org = f"acme-{uuid.uuid4().hex[:8]}"
+    owner = create_token(settings, f"owner-{uuid.uuid4().hex[:8]}", org=org)
+    teammate = create_token(settings, f"mate-{uuid.uuid4().hex[:8]}", org=org)
+    thread_id = _stored(live_server.url, owner, visibility="organization")
+    assert login(person, live_server, teammate).code == 0
+    made = person("share", thread_id, "--link")
+    assert (made.code, made.out) == (1, "")
+    assert made.err == (
+        "error: the server does not let you do that (Only the thread's owner or an admin "
+        "manages its share links).\n"
+    )
