@@ -153,7 +153,7 @@ def more_rows(more: int | None, cursor: str, limit: int) -> str:
 
 
 def not_a_cursor(cursor: str) -> str:
-    """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
+    """Why ``list --cursor`` refused ``cursor`` (a bad argument value: exit code 1)."""
     return (
         f"{cursor[:60]!r} is not a cursor of this machine's list: give the one the last "
         "`loomsync list` printed (a cursor of `list --server` works with --server only)"
@@ -161,7 +161,8 @@ def not_a_cursor(cursor: str) -> str:
 
 
 def not_a_server_cursor(cursor: str, reason: str | None) -> str:
-    """Why the server refused ``list --server --cursor`` (exit code 2)."""
+    """Why the server refused ``list --server --cursor`` (a bad argument value: exit code
+    1)."""
     why = f" ({detail(reason, '')})" if detail(reason, "") else ""
     return (
         f"the server did not take {cursor[:60]!r} as a cursor{why}: give the one the last "
@@ -171,7 +172,7 @@ def not_a_server_cursor(cursor: str, reason: str | None) -> str:
 
 
 def no_such_messages(first: int, last: int | None, count: int) -> str:
-    """Why ``show --from FIRST --to LAST`` refused (exit code 2): the thread holds messages
+    """Why ``show --from FIRST --to LAST`` refused (a bad argument value: exit code 1): the thread holds messages
     0 to ``count - 1`` (message numbers are API.md's 0-based ``message_index``)."""
     asked = f"--from {first}" + (f" --to {last}" if last is not None else "")
     if count == 0:
