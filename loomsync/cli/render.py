@@ -55,8 +55,9 @@ def thread_columns(
     shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
     ``owners`` (``--scope visible``, issue 16 item 6): an OWNER column after the ID, the
     server's ``owner_id`` (the owner's login name, the ``sub`` of their token; API.md's
-    ThreadSummary has no display name), at least 10 cells, cut with ``…`` past them; at a
-    terminal too narrow for it, LAST ACTIVITY is then left out after BRANCH and MSGS.
+    ThreadSummary has no display name), at least 10 cells, cut with ``…`` past them. At a
+    terminal too narrow for every column, BRANCH, then MSGS, then LAST ACTIVITY are left out
+    (a ``--server`` listing's whole ids at 80 columns), so the state stays whole.
 
     One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
     shown = short or {}
@@ -70,8 +71,9 @@ def thread_columns(
         *([owner] if owners else []),
         Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10, weight=3),
         Column("MSGS", lambda r: str(r.message_count), justify="right", drop=1),
-        # with OWNER the whole server ids leave no room at 80 columns: left out after MSGS
-        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at), drop=1 if owners else 0),
+        # the whole ids of a server listing leave no room at 80 columns: left out after MSGS
+        # (only when needed: a local list's short ids keep it)
+        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at), drop=1),
         Column("BRANCH", lambda r: r.git_branch or "-", shrink=True, min_width=6, drop=2),
         Column(
             "SYNC" if sync is not None else "VISIBILITY",
