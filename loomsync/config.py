@@ -25,7 +25,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -108,6 +108,31 @@ class RedactionConfig(BaseModel):
         return patterns
 
 
+class WatchConfig(BaseModel):
+    """``[watch]`` of config.toml: what ``loomsync watch`` watches (issue 17 item 1).
+
+    One key per format (the format's name with ``_`` for ``-``): its folders, relative to
+    ``$HOME`` unless absolute (``~`` expands). Unset: the format's usual folders for
+    ``codex``, ``claude_code`` and ``gemini_cli``, nothing for the others; ``[]`` watches
+    none. ``folders``: more folders, each file read by the format that recognises it.
+    ``polling``: ``auto`` (inotify, polling where a folder gives no events), ``always`` or
+    ``never``; ``poll_interval``: seconds between polls.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    codex: list[str] | None = None
+    claude_code: list[str] | None = None
+    gemini_cli: list[str] | None = None
+    aider: list[str] | None = None
+    codex_tui: list[str] | None = None
+    swe_agent: list[str] | None = None
+    openhands: list[str] | None = None
+    folders: list[str] = Field(default_factory=list)
+    polling: Literal["auto", "always", "never"] = "auto"
+    poll_interval: float = Field(default=1.0, gt=0, le=60)
+
+
 class ClientConfig(BaseSettings):
     """Client settings. Durations in seconds.
 
@@ -130,6 +155,7 @@ class ClientConfig(BaseSettings):
         default="private", description="visibility of new threads that do not choose one"
     )
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
+    watch: WatchConfig = Field(default_factory=WatchConfig)
 
     @field_validator("default_visibility", mode="before")
     @classmethod
@@ -253,6 +279,7 @@ __all__ = [
     "ClientConfig",
     "ClientPaths",
     "RedactionConfig",
+    "WatchConfig",
     "clear_login",
     "default_paths",
     "load_config",

@@ -349,6 +349,7 @@ from loomsync.cli import (  # noqa: E402  (their commands)
     showing,
     status,
     sync,
+    watch,
 )
 
 
@@ -390,4 +391,5 @@ __all__ = [
     "showing",
     "status",
     "sync",
+    "watch",
 ]

@@ -288,8 +288,15 @@ def parse(path: Path) -> ImportResult:
     unreadable file gives a warning and no thread."""
     result = ImportResult()
     records = read_jsonl(path, result)
-    if records is None:
-        return result
+    if records is not None:
+        from_records(path, records, result)
+    return result
+
+
+def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:
+    """:func:`parse` of the records of ``path`` already read (``loomsync watch`` keeps a
+    growing transcript's records and adds the new lines): threads and warnings go to
+    ``result``."""
     entries: list[Entry] = []
     summaries: list[tuple[str, str | None]] = []
     seen: set[str] = set()
@@ -330,10 +337,10 @@ def parse(path: Path) -> ImportResult:
             thread_id = name_thread_id(NAME, "sidechain", own, root)
             parent = session_thread_id(NAME, own)
             threads.append(_thread(path, group, thread_id, None, {"parent_thread_id": parent}))
-    result.threads.extend(t for t in threads if t is not None)
-    if not result.threads:
+    found = [t for t in threads if t is not None]
+    result.threads.extend(found)
+    if not found:
         result.warnings.append(f"{path}: no Claude Code conversation in this file")
-    return result
 
 
 def _looks_like_a_line(record: dict[str, Any]) -> bool:
@@ -373,6 +380,7 @@ IMPORTER = Importer(
     detect=detect,
     discover=discover,
     parse=parse,
+    from_records=from_records,
     agent="Claude Code",
     what="transcript",
     expects="expected JSON Lines with parentUuid and sessionId in each record, in a .jsonl file",

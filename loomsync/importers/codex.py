@@ -273,14 +273,19 @@ def parse(path: Path) -> ImportResult:
     """
     result = ImportResult()
     records = read_jsonl(path, result)
-    if records is None:
-        return result
+    if records is not None:
+        from_records(path, records, result)
+    return result
+
+
+def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:
+    """:func:`parse` of the records of ``path`` already read (``loomsync watch``): its thread
+    or a warning, added to ``result``."""
     thread = _Rollout(path, records, result).thread()
     if thread is None:
         result.warnings.append(f"{path}: no Codex conversation in this file")
     else:
         result.threads.append(thread)
-    return result
 
 
 def detect(path: Path) -> bool:
@@ -311,6 +316,7 @@ IMPORTER = Importer(
     detect=detect,
     discover=discover,
     parse=parse,
+    from_records=from_records,
     agent="Codex CLI",
     what="rollout",
     expects='expected JSON Lines of {"timestamp", "type", "payload"} records, such as session_meta, in a .jsonl file',

@@ -75,6 +75,10 @@ class Importer:
     - ``agent`` and ``what``: how a person names the format (``Aider``, ``chat history``);
       ``expects``: what a file of it looks like, said when a file is refused
       (:func:`refusal`).
+    - ``from_records(path, records, result)``: JSON Lines formats only (None for the others):
+      ``parse`` of records already read (:func:`jsonl_records`), adding its threads and
+      warnings to ``result``; ``loomsync watch`` keeps a growing file's records and reads only
+      its new lines (issue 17 item 1).
     """
 
     name: str
@@ -85,6 +89,7 @@ class Importer:
     agent: str = ""
     what: str = "session file"
     expects: str = ""
+    from_records: Callable[[Path, list[dict[str, Any]], ImportResult], None] | None = None
 
     @property
     def kind(self) -> str:
@@ -156,7 +161,12 @@ def read_jsonl(path: Path, result: ImportResult) -> list[dict[str, Any]] | None:
     raw = read_bytes(path, result)
     if raw is None:
         return None
-    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    return jsonl_records(raw.removeprefix(b"\xef\xbb\xbf"), result)
+
+
+def jsonl_records(raw: bytes, result: ImportResult) -> list[dict[str, Any]]:
+    """The JSON objects of JSON Lines bytes (:func:`read_jsonl` of bytes already read: the
+    lines ``loomsync watch`` read after its offset, issue 17 item 1), damage counted alike."""
     chunks = raw.split(b"\n")
     records: list[dict[str, Any]] = []
     for index, chunk in enumerate(chunks):

@@ -44,7 +44,7 @@ _IGNORED = {"version", "updated_at"}
 
 
 class _Store(Protocol):
-    def save(self, thread: Thread) -> Thread: ...
+    def save(self, thread: Thread, *, read: Thread | None = None) -> Thread: ...
 
 
 class _Loader(Protocol):
@@ -235,11 +235,13 @@ def _refused(lines: list[str]) -> str:
     return f"{lines[0]}{more}; nothing imported"
 
 
-def _comparable(thread: Thread) -> dict[str, Any]:
+def comparable(thread: Thread) -> dict[str, Any]:
+    """The thread's document without the fields a save sets (``version``, ``updated_at``):
+    equal for an import that changes nothing."""
     return {k: v for k, v in thread.model_dump(mode="python").items() if k not in _IGNORED}
 
 
-def _older_capture(imported: Thread, stored: Thread) -> bool:
+def older_capture(imported: Thread, stored: Thread) -> bool:
     """True when ``imported`` is an earlier capture of the stored session: its messages are a
     strict prefix of the stored ones. An import never shortens a thread."""
     mine = [m.model_dump(mode="python") for m in imported.messages]
@@ -247,34 +249,52 @@ def _older_capture(imported: Thread, stored: Thread) -> bool:
     return len(mine) < len(theirs) and theirs[: len(mine)] == mine
 
 
-def _load(existing: _Loader, thread_id: str) -> Thread | None:
+def stored_copy(existing: _Loader, thread_id: str) -> Thread | None:
+    """The stored thread, or None when there is none or its file is corrupt."""
     try:
         return existing.load(thread_id)
     except (ThreadNotFoundError, CorruptThreadError):
         return None
 
 
-def _stored_key(existing: _Loader, thread_id: str, owner: ImportOwner) -> str | None:
+def _stored_key(
+    existing: _Loader, thread_id: str, owner: ImportOwner, keys: dict[str, str | None] | None = None
+) -> str | None:
     """The key ``thread_id`` (an owner-free id from a file) is stored under here: None for a
     copy under the bare id (imported before issue 15), else the owner's key, else an earlier
     key of this machine (issue 15, item 5: the login before the machine key); a session
-    stored under none of them gets the owner's key."""
-    if _load(existing, thread_id) is not None:
-        return None
-    for key in (owner.key, *owner.earlier):
-        if _load(existing, str(ThreadId.owned(key, thread_id))) is not None:
-            return key
-    return owner.key
+    stored under none of them gets the owner's key. ``keys``: answers found before, by id
+    (filled in; each look-up reads a whole thread file)."""
+    if keys is not None and thread_id in keys:
+        return keys[thread_id]
+    found: str | None = owner.key
+    if stored_copy(existing, thread_id) is not None:
+        found = None
+    else:
+        for key in (owner.key, *owner.earlier):
+            if stored_copy(existing, str(ThreadId.owned(key, thread_id))) is not None:
+                found = key
+                break
+    if keys is not None:
+        keys[thread_id] = found
+    return found
 
 
-def _owned(existing: _Loader, thread: Thread, owner: ImportOwner | None) -> Thread:
+def owned_copy(
+    existing: _Loader,
+    thread: Thread,
+    owner: ImportOwner | None,
+    keys: dict[str, str | None] | None = None,
+) -> Thread:
     """``thread`` (the file's own ids) under the key the store already holds it by, or the
     owner's (:func:`_stored_key`); each thread it links to (``resumed_from``,
     ``parent_thread_id``) is looked up the same way, so a link names the copy that exists
-    even when it was stored under another key than the thread itself."""
+    even when it was stored under another key than the thread itself. ``keys``: a cache of
+    those look-ups kept by the caller (``loomsync watch`` re-keys a growing session on every
+    change and must not read its stored copy each time)."""
     if owner is None:
         return thread
-    key = _stored_key(existing, str(thread.id), owner)
+    key = _stored_key(existing, str(thread.id), owner, keys)
     document = thread if key is None else owned_by(thread, key)
     extra = dict(thread.metadata.extra or {})
     links = dict(document.metadata.extra or {})
@@ -286,13 +306,13 @@ def _owned(existing: _Loader, thread: Thread, owner: ImportOwner | None) -> Thre
             ThreadId.parse(target)
         except InvalidThreadId:
             continue
-        link_key = _stored_key(existing, target, owner)
+        link_key = _stored_key(existing, target, owner, keys)
         links[name] = target if link_key is None else str(ThreadId.owned(link_key, target))
     metadata = document.metadata.model_copy(update={"extra": links})
     return document.model_copy(update={"metadata": metadata})
 
 
-def _with_local_choices(imported: Thread, stored: Thread) -> Thread:
+def with_local_choices(imported: Thread, stored: Thread) -> Thread:
     """The imported document, keeping what a person set on the stored copy (visibility,
     sharing, privacy, tags, pin) and the fields the server set on a copy that came from it
     (``owner_id``, ``org_id``, ``message_count``, ``archived_at``: :data:`SERVER_FIELDS`),
@@ -337,7 +357,7 @@ def import_sessions(
         summary.skipped_lines.update(result.skipped)
         summary.warnings.extend(result.warnings)
         for thread in result.threads:
-            clean = (redaction or default_redaction()).thread(_owned(existing, thread, owner))
+            clean = (redaction or default_redaction()).thread(owned_copy(existing, thread, owner))
             _import_one(store, existing, clean, since, dry_run, summary)
         if progress is not None:
             progress(path)
@@ -357,14 +377,14 @@ def _import_one(
     if since is not None and activity is not None and activity < since:
         summary.older.append(thread_id)
         return
-    stored = _load(existing, thread_id)
+    stored = stored_copy(existing, thread_id)
     if stored is None:
         summary.created.append(thread_id)
         if not dry_run:
             store.save(thread)
         return
-    candidate = _with_local_choices(thread, stored)
-    if _comparable(candidate) == _comparable(stored) or _older_capture(candidate, stored):
+    candidate = with_local_choices(thread, stored)
+    if comparable(candidate) == comparable(stored) or older_capture(candidate, stored):
         if thread_id not in summary.updated and thread_id not in summary.created:
             summary.unchanged.append(thread_id)
         return
@@ -373,16 +393,40 @@ def _import_one(
     if thread_id in summary.unchanged:
         summary.unchanged.remove(thread_id)
     if not dry_run:
-        store.save(candidate.model_copy(update={"version": stored.version}))
+        save_over(store, candidate.model_copy(update={"version": stored.version}), stored)
+
+
+def save_over(store: _Store, thread: Thread, stored: Thread) -> Thread:
+    """Save a newer capture ``thread`` of the session whose stored copy is ``stored``.
+
+    A session file only grows, but a message of it may grow too: Claude Code writes one line
+    per content block under one message id, so an import between two of those lines stored a
+    shorter message than the file holds now. Saved plainly, that differs from the file's copy
+    without extending it and went to a fork (5 messages, then a fork with 11: issue 17 item 1).
+    ``stored`` is named as the copy this capture replaces
+    (:meth:`loomsync.sync.syncing.SyncingThreadStore.save`'s ``read``), so the message is
+    updated in place and the sync sends the thread as it is now. A capture with fewer messages
+    than the stored copy is saved plainly (an import never shortens a thread: it merges or
+    forks as before).
+    """
+    if len(thread.messages) >= len(stored.messages):
+        return store.save(thread, read=stored)
+    return store.save(thread)
 
 
 __all__ = [
     "AUTO",
     "ImportOwner",
     "ImportSummary",
+    "comparable",
     "detected_files",
     "import_owner",
     "import_sessions",
+    "older_capture",
+    "owned_copy",
+    "save_over",
     "session_files",
+    "stored_copy",
     "token_subject",
+    "with_local_choices",
 ]

@@ -19,7 +19,7 @@ from loomsync.errors import CorruptThreadError, ThreadNotFoundError
 from loomsync.store.local import LocalThreadStore
 from loomsync.store.summaries import Stamp, stamp_of
 from loomsync.store.threadlog import Head
-from loomsync.sync.merge import Snapshot, is_prefix, merge_save, split
+from loomsync.sync.merge import Snapshot, is_prefix, merge_save, snapshot, split
 from loomsync.sync.threadstates import ThreadStates
 
 
@@ -51,10 +51,18 @@ class SaveLog:
             self._saves[thread_id] = save
 
 
-def merged_with_file(local: LocalThreadStore, saves: SaveLog, thread: Thread) -> Thread | None:
+def merged_with_file(
+    local: LocalThreadStore, saves: SaveLog, thread: Thread, read: Thread | None = None
+) -> Thread | None:
     """What to write for a writer's save: its thread, or a merge with changes others made to
     the file since this writer's last save; None when the writer must fork. Call under the
-    thread's lock."""
+    thread's lock.
+
+    ``read``: the copy the writer read and changed, when this store has not saved the thread
+    itself (an import updating the thread a previous run stored, issue 17 item 1): it is the
+    common ancestor, so a writer that rewrote a message of it (a Claude Code message that grew
+    between two imports) replaces it instead of forking, while a file someone changed after
+    that read still merges or forks as before."""
     thread_id = str(thread.id)
     try:
         stamp = stamp_of(local.path(thread_id).stat())
@@ -67,7 +75,8 @@ def merged_with_file(local: LocalThreadStore, saves: SaveLog, thread: Thread) ->
         current = local.load(thread_id)
     except CorruptThreadError:
         return thread
-    merged = merge_save(thread, previous.snapshot if previous else None, current)
+    ancestor = previous.snapshot if previous else (snapshot(read) if read is not None else None)
+    merged = merge_save(thread, ancestor, current)
     return None if merged.fork else merged.thread
 
 

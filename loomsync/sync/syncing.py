@@ -183,13 +183,17 @@ class SyncingThreadStore:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def save(self, thread: Thread) -> Thread:
+    def save(self, thread: Thread, *, read: Thread | None = None) -> Thread:
         """Write locally, queue the push, wake the background sync; returns at once.
 
         Returns the thread as stored: redacted (credentials replaced by markers), with the
         configured default visibility if it is new and sets none, merged with others' changes
         to the file, or, if both added different messages, the writer's copy saved as a fork
         (a new id).
+
+        ``read``: the stored copy this writer loaded and changed, when it has not saved the
+        thread through this object before (:func:`loomsync.sync.saving.merged_with_file`): a
+        message it rewrote is then its change, not a divergent history (issue 17 item 1).
         """
         thread = edits.prepared(thread)
         thread_id = str(thread.id)
@@ -200,7 +204,7 @@ class SyncingThreadStore:
         with self.local.locked(thread_id):
             thread = self.local.prepare(thread)  # redacted before it is compared or written
             self.queue.add(thread_id, "save")  # intent first: a crash after it only re-sends
-            result = saving.merged_with_file(self.local, self._saved, thread)
+            result = saving.merged_with_file(self.local, self._saved, thread, read)
             if result is None:
                 fork = self._save_as_fork(thread)
                 self._wake()

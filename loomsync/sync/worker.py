@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from loomsync import edits
+from loomsync.store.summary import SyncOutcome
 from loomsync.sync.engine import SyncEngine
 from loomsync.sync.queue import PendingSyncQueue, backoff_delay
 
@@ -30,8 +32,16 @@ class BackgroundSync:
     soonest is due. It never waits on another process syncing the same thread.
     """
 
-    def __init__(self, engine: SyncEngine, queue: PendingSyncQueue) -> None:
+    def __init__(
+        self,
+        engine: SyncEngine,
+        queue: PendingSyncQueue,
+        progress: Callable[[SyncOutcome], None] | None = None,
+    ) -> None:
+        """Start the thread; ``progress`` is called (from it) with each entry's outcome
+        (``loomsync watch`` logs them, issue 17 item 1)."""
         self._engine = engine
+        self._progress = progress
         self._queue = queue
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -56,7 +66,7 @@ class BackgroundSync:
             try:
                 due = [e for e in self._queue.entries() if e.due(edits.now())]
                 if due:
-                    self._engine.run(due, wait=False)
+                    self._engine.run(due, wait=False, progress=self._progress)
                 if self._engine.token_refused is not None:
                     engine = self._engine
                     pause = backoff_delay(refusals, base=engine.retry_base, cap=engine.retry_cap)

@@ -1,0 +1,117 @@
+"""``loomsync watch``: capture every session as it is written (issue 17 item 1).
+
+Modules, one job each: :mod:`~loomsync.watch.sources` (which folders, which format),
+:mod:`~loomsync.watch.offsets` (where each file was read up to, across restarts),
+:mod:`~loomsync.watch.tailer` (the complete lines after an offset),
+:mod:`~loomsync.watch.capture` (a changed file → its sessions saved) and
+:mod:`~loomsync.watch.loop` (file events → capture). :func:`watch` puts them together with
+the store and the background sync (:class:`loomsync.sync.worker.BackgroundSync`, whose backoff
+the queue keeps), and logs one line per import and per sync::
+
+    from loomsync.watch import watch
+    watch(stop=threading.Event())  # until stop is set
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from loomsync.config import ClientPaths, default_paths, load_config
+from loomsync.http.connect import open_store
+from loomsync.importers.run import import_owner
+from loomsync.store.summary import SyncOutcome
+from loomsync.sync.syncing import SyncingThreadStore
+from loomsync.sync.worker import BackgroundSync
+from loomsync.terminal import printable
+from loomsync.watch.capture import Capture, Saved
+from loomsync.watch.loop import run
+from loomsync.watch.offsets import Offsets
+from loomsync.watch.sources import Source, sources
+
+log = logging.getLogger("loomsync.watch")
+
+
+def offsets_file(paths: ClientPaths) -> Path:
+    """``$XDG_STATE_HOME/loomsync/watch/offsets.sqlite3``."""
+    return paths.state_dir / "watch" / "offsets.sqlite3"
+
+
+def _saved_line(event: Saved) -> str:
+    what = "new thread" if event.created else "updated"
+    change = f"+{event.added}" + (f", {event.rewritten} grown in place" if event.rewritten else "")
+    return printable(
+        f"imported {event.path} ({event.format}): {event.thread_id} {what},"
+        f" {event.messages} messages ({change})"
+    )
+
+
+def _sync_line(outcome: SyncOutcome) -> tuple[int, str]:
+    detail = f": {outcome.detail}" if outcome.detail else ""
+    level = logging.INFO if outcome.ok else logging.WARNING
+    if outcome.status == "forked":
+        level = logging.WARNING
+    version = f" (server version {outcome.version})" if outcome.version is not None else ""
+    return level, printable(
+        f"sync {outcome.thread_id} {outcome.op}: {outcome.status}{version}{detail}"
+    )
+
+
+def watch(*, paths: ClientPaths | None = None, stop: threading.Event | None = None) -> list[Source]:
+    """Watch the configured folders (:func:`loomsync.watch.sources.sources`) until ``stop``
+    is set: import what each session file gains, save it locally, and keep the sync queue
+    draining while logged in. Returns the folders it watched.
+
+    Raises:
+        ConfigError: config.toml is invalid (before anything is watched).
+    """
+    paths = paths or default_paths()
+    config = load_config(paths)
+    store = open_store(paths=paths, config=config, background=False)
+    assert isinstance(store, SyncingThreadStore)
+    worker: BackgroundSync | None = None
+
+    def synced(outcome: SyncOutcome) -> None:
+        level, line = _sync_line(outcome)
+        log.log(level, "%s", line)
+
+    if store.client is not None:
+        worker = BackgroundSync(store.engine, store.queue, progress=synced)
+    else:
+        log.warning("not logged in: sessions are kept here and sent once you log in")
+
+    def saved(event: Saved) -> None:
+        log.info("%s", _saved_line(event))
+        if worker is not None:
+            worker.wake()
+
+    offsets = Offsets(offsets_file(paths))
+    watched = sources(config.watch)
+    waiting = [str(source.root) for source in watched if not source.root.is_dir()]
+    log.info(
+        "started: %d folder(s) to watch%s; offsets in %s",
+        len(watched),
+        printable(f" ({len(waiting)} not there yet: {', '.join(waiting)})" if waiting else ""),
+        printable(str(offsets.path)),
+    )
+    try:
+        stop = stop or threading.Event()
+        owner = import_owner(paths, config)
+        capture = Capture(store, offsets, owner, on_saved=saved, stop=stop)
+        run(
+            capture,
+            watched,
+            polling=config.watch.polling,
+            poll_interval=config.watch.poll_interval,
+            stop=stop,
+        )
+    finally:
+        if worker is not None:
+            worker.stop(timeout=5.0)
+        offsets.close()
+        store.close()
+    return watched
+
+
+__all__ = ["Capture", "Saved", "Source", "offsets_file", "sources", "watch"]

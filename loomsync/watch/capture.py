@@ -1,0 +1,337 @@
+"""One changed file → its sessions saved (issue 17 item 1), through the importers and the store.
+
+For a JSON Lines format (Codex rollouts, Claude Code transcripts: an importer with
+``from_records``) only the complete lines after the file's offset are read; the file's records
+stay in memory (for a few files at a time, :data:`OPEN_FILES`), because a Claude Code
+conversation is a tree and a Codex tool call joins the message before it, so the messages are
+rebuilt from every record, in memory. A file first seen by this process (or evicted) is read
+from its start once. Other formats (Gemini CLI JSON, Aider Markdown) are read whole when their
+size or modification time changed.
+
+Each session is compared with what this process saved for it last: the messages that did not
+change keep the stored (redacted) objects, so the store's save redacts and appends only the
+new ones (O(turn), :meth:`loomsync.store.local.LocalThreadStore.save_prepared`). A message that
+grew since (Claude Code writes one line per content block under one message id) is updated in
+place, at its index: the stored copy read is named as the one replaced, never a fork. The first
+save of a session in this process goes through what ``loomsync import`` does (ids per owner,
+visibility and tags chosen here kept, never shorter).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat as stat_module
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loomsync.core.document.model import Message, Thread
+from loomsync.importers import FORMATS, detect_format
+from loomsync.importers.common import Importer, ImportResult, jsonl_records
+from loomsync.importers.run import (
+    ImportOwner,
+    comparable,
+    older_capture,
+    owned_copy,
+    save_over,
+    stored_copy,
+    with_local_choices,
+)
+from loomsync.store.threaddocs import fields_of, with_messages
+from loomsync.sync.syncing import SyncingThreadStore
+from loomsync.terminal import printable
+from loomsync.watch.offsets import Offset, Offsets, tail_digest
+from loomsync.watch.sources import Source
+from loomsync.watch.tailer import read_lines
+
+log = logging.getLogger("loomsync.watch")
+
+#: Complete lines a file must hold before it is said not to be a session.
+JUDGED_AFTER = 3
+
+#: Files whose records are kept in memory at once (the most recently changed); another one
+#: changing is read from its start again.
+OPEN_FILES = 32
+
+
+@dataclass
+class _Session:
+    """A session this process saved: the messages as last parsed (before redaction) and the
+    thread as the store returned it (redacted: its message objects are the stored ones)."""
+
+    raw: list[Message]
+    saved: Thread
+
+
+@dataclass
+class _File:
+    """A JSON Lines file being followed: identity, offset, records read so far."""
+
+    device: int
+    inode: int
+    offset: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)
+    sessions: dict[str, _Session] = field(default_factory=dict)
+    keys: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """One import event: a session of ``path`` saved as ``thread_id`` (``created``: new here;
+    ``messages``: its count after; ``added``: how many more there are; ``rewritten``: how
+    many of the earlier ones changed in place, a message that grew)."""
+
+    path: Path
+    format: str
+    thread_id: str
+    created: bool
+    messages: int
+    added: int
+    rewritten: int
+
+
+class Capture:
+    """Imports changed session files into a :class:`SyncingThreadStore`.
+
+    Args:
+        store: where sessions go (its queue syncs them).
+        offsets: the persisted offsets (:mod:`loomsync.watch.offsets`).
+        owner: whose ids sessions get (:func:`loomsync.importers.run.import_owner`).
+        on_saved: called after each save (the watch wakes its sync then, and logs).
+        stop: set to end a scan early.
+    """
+
+    def __init__(
+        self,
+        store: SyncingThreadStore,
+        offsets: Offsets,
+        owner: ImportOwner,
+        on_saved: Callable[[Saved], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        """See the class docstring; ``stop``: when set, a scan ends early (SIGTERM during
+        the first read of many files)."""
+        self.stop = stop or threading.Event()
+        self.store = store
+        self.offsets = offsets
+        self.owner = owner
+        self.on_saved = on_saved
+        self.rows = offsets.all()
+        self._files: OrderedDict[str, _File] = OrderedDict()
+
+    # -- what to read ------------------------------------------------------------------------
+
+    def scan(self, source: Source) -> int:
+        """Look at every file under ``source.root`` (start-up, or the folder just appeared):
+        one ``stat`` for a file unchanged since its offset. Returns the files looked at."""
+        count = 0
+        for folder, _, names in os.walk(source.root):
+            for name in sorted(names):
+                if self.stop.is_set():
+                    return count
+                path = Path(folder) / name
+                if source.wants(path):
+                    count += 1
+                    self.changed(path, source)
+        return count
+
+    def removed(self, path: Path) -> None:
+        """A file is gone: forget its offset (its threads stay)."""
+        key = str(path)
+        self._files.pop(key, None)
+        if self.rows.pop(key, None) is not None:
+            self.offsets.forget(key)
+
+    def changed(self, path: Path, source: Source) -> None:
+        """Import what ``path`` gained. Never raises for a file (unreadable, gone, not a
+        session: logged); a failing save is logged and read again at the next change."""
+        key = str(path)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            self.removed(path)
+            return
+        except OSError as exc:
+            log.warning("cannot read %s: %s", printable(key), printable(exc.strerror or str(exc)))
+            return
+        if not stat_module.S_ISREG(info.st_mode):
+            return
+        row = self.rows.get(key)
+        same = row is not None and row.same_file(info)
+        if (
+            row is not None
+            and same
+            and (row.size, row.mtime_ns) == (info.st_size, info.st_mtime_ns)
+        ):
+            return  # nothing new (the start-up case for almost every file)
+        name = row.format if row is not None and same and row.format else _format(path, source)
+        if name is None:
+            self._not_a_session(path, info, row)
+            return
+        try:
+            self._import(path, name, FORMATS[name], info)
+        except OSError as exc:
+            log.warning("cannot read %s: %s", printable(key), printable(exc.strerror or str(exc)))
+
+    def _not_a_session(self, path: Path, info: os.stat_result, row: Offset | None) -> None:
+        """Said once per file (a row marks it), and only once it holds a few whole lines
+        (:data:`JUDGED_AFTER`): a session file is created empty, its first line may still be
+        being written, and a Claude Code transcript may open with lines that do not tell it
+        yet (a ``file-history-snapshot``)."""
+        if info.st_size == 0 or not _has_lines(path, JUDGED_AFTER):
+            return
+        if row is None or not row.ignored:
+            log.info("ignored %s: not a session file of a watched format", printable(str(path)))
+        ignored = Offset(str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, 0,
+                         "", None, ignored=True)  # fmt: skip
+        self.offsets.put(ignored)
+        self.rows[str(path)] = ignored
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _import(self, path: Path, name: str, importer: Importer, info: os.stat_result) -> None:
+        key = str(path)
+        if importer.from_records is None:
+            result = importer.parse(path)
+            state = _File(info.st_dev, info.st_ino)
+            previous = self._files.pop(key, None)
+            if previous is not None and (previous.device, previous.inode) == (
+                state.device,
+                state.inode,
+            ):
+                state.sessions, state.keys = previous.sessions, previous.keys
+            offset, tail = info.st_size, ""
+        else:
+            state = self._follow(key, info)
+            tail_read = read_lines(path, state.offset)
+            info = tail_read.stat
+            if not tail_read.data and state.records:
+                return  # only a half-written line is new
+            data = (
+                tail_read.data.removeprefix(b"\xef\xbb\xbf")
+                if state.offset == 0
+                else tail_read.data
+            )
+            lines = ImportResult()
+            state.records.extend(jsonl_records(data, lines))
+            state.offset = tail_read.offset
+            result = ImportResult()
+            importer.from_records(path, state.records, result)
+            offset, tail = tail_read.offset, tail_read.tail
+        self._files[key] = state
+        self._files.move_to_end(key)
+        while len(self._files) > OPEN_FILES:
+            self._files.popitem(last=False)
+        for thread in result.threads:
+            self._save(path, name, state, thread)
+        row = Offset(key, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, offset, tail,
+                     name)  # fmt: skip
+        self.offsets.put(row)  # after the saves: a kill before it reads those lines again
+        self.rows[key] = row
+
+    def _follow(self, key: str, info: os.stat_result) -> _File:
+        """The followed state of a JSON Lines file, or a fresh one (read from byte 0) when it
+        is new here, was replaced (another inode), truncated, or rewritten before its offset."""
+        state = self._files.get(key)
+        if state is not None and (state.device, state.inode) == (info.st_dev, info.st_ino):
+            if state.offset <= info.st_size and self._same_tail(key, state):
+                return state
+            log.info("%s was truncated or replaced: reading it again", printable(key))
+        return _File(info.st_dev, info.st_ino)
+
+    def _same_tail(self, key: str, state: _File) -> bool:
+        row = self.rows.get(key)
+        if row is None or row.offset != state.offset:
+            return True
+        with open(key, "rb") as handle:
+            return tail_digest(handle, state.offset) == row.tail
+
+    # -- saving ------------------------------------------------------------------------------
+
+    def _save(self, path: Path, name: str, state: _File, thread: Thread) -> None:
+        local = self.store.local
+        owned = owned_copy(local, thread, self.owner, state.keys)
+        thread_id = str(owned.id)
+        session = state.sessions.get(thread_id)
+        if session is None or len(session.raw) != len(session.saved.messages):
+            saved, created, added, rewritten = self._first_save(owned)
+        else:
+            saved, added, rewritten = self._next_save(owned, session)
+            created = False
+        state.sessions[thread_id] = _Session(list(owned.messages), saved)
+        if added == 0 and not rewritten and not created:
+            return
+        if str(saved.id) != thread_id:  # the store kept this copy as a fork: start afresh
+            state.sessions.pop(thread_id, None)
+        event = Saved(path, name, str(saved.id), created, len(saved.messages), added, rewritten)
+        if self.on_saved is not None:
+            self.on_saved(event)
+
+    def _first_save(self, owned: Thread) -> tuple[Thread, bool, int, int]:
+        """``loomsync import``'s rules (:mod:`loomsync.importers.run`): ``(saved, created,
+        added, rewritten)``; ``saved`` is the stored copy when nothing changed."""
+        stored = stored_copy(self.store.local, str(owned.id))
+        if stored is None:
+            saved = self.store.save(owned)
+            return saved, True, len(saved.messages), 0
+        clean = self.store.local.redaction.thread(owned)
+        candidate = with_local_choices(clean, stored)
+        if comparable(candidate) == comparable(stored) or older_capture(candidate, stored):
+            return stored, False, 0, False
+        saved = save_over(
+            self.store, candidate.model_copy(update={"version": stored.version}), stored
+        )
+        same = _same_prefix(stored.messages, saved.messages)
+        return saved, False, len(saved.messages) - same, same < len(stored.messages)
+
+    def _next_save(self, owned: Thread, session: _Session) -> tuple[Thread, int, int]:
+        """A session saved before by this process: ``(saved, added, rewritten)``; only the
+        messages that changed since are new objects (the store scans and appends those)."""
+        raw, old = owned.messages, session.raw
+        same = _same_prefix(old, raw)
+        if same == len(raw) < len(old):
+            return session.saved, 0, 0  # an earlier capture: never shorten
+        messages = [*session.saved.messages[:same], *raw[same:]]
+        candidate = with_local_choices(with_messages(owned, messages), session.saved)
+        candidate = candidate.model_copy(update={"version": session.saved.version})
+        if same == len(raw) == len(old):
+            fields = self.store.local.redaction.value(fields_of(candidate))
+            if fields == fields_of(session.saved):
+                return session.saved, 0, 0
+        saved = self.store.save(candidate, read=session.saved)
+        return saved, len(raw) - len(old), len(old) - same
+
+
+def _same_prefix(left: list[Message], right: list[Message]) -> int:
+    """How many first messages of the two lists are equal."""
+    count = 0
+    for a, b in zip(left, right, strict=False):
+        if a is not b and a != b:
+            break
+        count += 1
+    return count
+
+
+def _format(path: Path, source: Source) -> str | None:
+    """The format ``path`` is read with: the source's, if the file is of it; else (a folder of
+    any format) the one that recognises it; None for a file that is no session."""
+    if source.format is not None:
+        return source.format if FORMATS[source.format].detect(path) else None
+    return detect_format(path)
+
+
+def _has_lines(path: Path, count: int) -> bool:
+    """True when the first 64 KiB of ``path`` hold ``count`` newlines, or are all there."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    return head.count(b"\n") >= count or len(head) == 65536
+
+
+__all__ = ["JUDGED_AFTER", "OPEN_FILES", "Capture", "Saved"]
