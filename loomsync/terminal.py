@@ -132,8 +132,8 @@ def json_text(data: bytes | str) -> str:
 class TerminalConsole(Console):
     """A rich ``Console`` whose output text cannot act on the terminal.
 
-    Markup and emoji codes are off unless asked for (style with ``Text``, not ``[red]``
-    strings), and every rendered text segment passes through :func:`printable` (multi-line), so
+    Markup, emoji codes and rich's automatic highlighting are off unless asked for (style
+    with ``Text``, not ``[red]`` strings), and every rendered text segment passes through :func:`printable` (multi-line), so
     a renderable built from raw thread text, by a command written later, is still inert. Raw
     writes go through :meth:`write_text` and :meth:`write_json`.
     """
@@ -141,6 +141,9 @@ class TerminalConsole(Console):
     def __init__(self, **options: Any) -> None:
         options.setdefault("markup", False)
         options.setdefault("emoji", False)
+        # text prints as written: no automatic colouring of numbers, UUIDs, URLs or brackets
+        # (rich's ReprHighlighter; newcomer finding 9): a command styles with ``Text``
+        options.setdefault("highlight", False)
         # https://no-color.org: any non-empty NO_COLOR turns colour off (bold stays)
         options.setdefault("no_color", bool(os.environ.get("NO_COLOR")))
         super().__init__(**options)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render, scopes
+from loomsync.cli import messages, render, scopes, tokens
 from loomsync.cli.main import (
     JsonOption,
     MineOption,
@@ -36,12 +36,14 @@ from loomsync.cli.main import (
     console,
     errors,
 )
+from loomsync.config import load_config
 from loomsync.core.document.ids import PREFIX
 from loomsync.errors import InvalidInputError, RefusedError
 from loomsync.store import shortids as ids
 from loomsync.store import shown
 from loomsync.store.summaries import SortKey, sort_key
 from loomsync.store.summary import ArchivedFilter, Scope, ThreadSummary
+from loomsync.sync import dropped
 from loomsync.terminal import printable
 
 if TYPE_CHECKING:  # `loomsync list` (not --server) imports no HTTP client (test_startup.py)
@@ -130,6 +132,7 @@ def list_threads(
     server = server or scope == "visible"  # only the server knows the others' threads
     after = parse_local_cursor(cursor) if cursor is not None and not server else None
     short: dict[str, str] | None = None
+    others = 0  # threads of other people kept here (pulled by `show`), left out of mine
     with _store() as store:
         if server:
             client = scopes.require_login(store, scope)
@@ -138,9 +141,19 @@ def list_threads(
             more = None
         else:  # the summary index holds summaries redacted: no detector to load here
             local = store.local
-            rows = local.list(limit=limit or None, workspace=workspace, archived=which, after=after)
+            me = tokens.current_user(load_config())  # others' threads `show` pulled: not mine
+            rows = local.list(
+                limit=limit or None, workspace=workspace, archived=which, after=after, owner=me
+            )
             last = sort_key(rows[-1]) if rows else None
-            more = local.count(workspace=workspace, archived=which, after=last) if last else 0
+            more = (
+                local.count(workspace=workspace, archived=which, after=last, owner=me)
+                if last
+                else 0
+            )
+            if me is not None and cursor is None:
+                every = local.count(workspace=workspace, archived=which)
+                others = every - local.count(workspace=workspace, archived=which, owner=me)
             next_cursor = local_cursor(rows[-1]) if rows and more else None
             entries = store.status()
             sync = render.sync_states(
@@ -148,6 +161,7 @@ def list_threads(
                 entries,
                 lambda i: store.states.get(i).base is not None,
                 logged_in=store.client is not None,
+                dropped=lambda i: dropped.not_sent(local, store.states, i),
             )
             if console.is_terminal:
                 short = ids.abbreviations((row.id for row in rows), ids.local_ids(local))
@@ -164,6 +178,8 @@ def list_threads(
         render.print_table(console, columns, rows)
     if next_cursor is not None:
         errors.print(Text(printable(messages.more_rows(more, next_cursor, limit))))
+    if others:
+        errors.print(Text(messages.others_kept_here(others)))
 
 
 __all__ = ["list_threads", "local_cursor", "parse_local_cursor"]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from loomsync.cli import exits, messages, render, scopes, tokens, urls
+from loomsync.cli import exits, messages, overrides, render, scopes, tokens, urls
 from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
@@ -123,6 +123,8 @@ def login(
     org = f" (org {claims['org']})" if claims.get("org") else ""
     console.print(printable(f"Logged in to {server.rstrip('/')}{who}{org}."))
     console.print(printable(f"Token saved to {paths.token_file} (mode 0600)."))
+    if shadowed := overrides.shadowing(server, token):  # newcomer finding 1
+        _warn([messages.login_shadowed(shadowed)])
 
 
 @app.command()

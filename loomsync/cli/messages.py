@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import errno
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
+from loomsync.cli.overrides import login_overrides
 from loomsync.errors import (
     AuthError,
     GoneError,
@@ -50,9 +52,35 @@ def detail(text: str | None, default: str) -> str:
 
 def token_refused(server: str | None = None, reason: str | None = None) -> str:
     """The one wording of a 401, for every command (issue 16 item 3): built by
-    :func:`loomsync.errors.token_refused_text`, which the sync and the MCP server use too.
-    Raw text."""
+    :func:`loomsync.errors.token_refused_text`, which the sync and the MCP server use too,
+    except when the token comes from ``LOOMSYNC_TOKEN`` (a login cannot replace it: the
+    variable must change, :func:`env_token_next_step`). Raw text."""
+    if "LOOMSYNC_TOKEN" in login_overrides():
+        why = detail(reason, "expired, revoked or not valid")
+        return f"the server refused the token ({why}): {env_token_next_step()}"
     return token_refused_text(server, reason)
+
+
+def env_token_next_step() -> str:
+    """The next step when the token in use comes from ``LOOMSYNC_TOKEN`` (newcomer finding 1):
+    a login cannot replace it, the variable must change. Raw text."""
+    return (
+        "it comes from the LOOMSYNC_TOKEN variable, which overrides the token file (a new "
+        "`loomsync login` does not change it): set LOOMSYNC_TOKEN to a new token, or "
+        "`unset LOOMSYNC_TOKEN` to use the saved one"
+    )
+
+
+def login_shadowed(names: list[str]) -> str:
+    """``login``'s warning when ``names`` (``LOOMSYNC_TOKEN``, ``LOOMSYNC_SERVER_URL``) are set
+    to something else than was just saved (newcomer finding 1): the commands of this shell
+    keep using them. Raw text."""
+    which = " and ".join(names)
+    verb = "overrides" if len(names) == 1 else "override"
+    return (
+        f"{which} {verb} the saved login in this shell, so commands run here still use "
+        f"{'it' if len(names) == 1 else 'them'}: `unset {' '.join(names)}` to use this login"
+    )
 
 
 def not_on_server(thread_id: str, reason: str) -> str:
@@ -89,6 +117,8 @@ STATUS_NOT_LOGGED_IN = (
 
 def status_token_expired(server: str) -> str:
     """The last line of ``loomsync status`` when the token's ``exp`` has passed (raw text)."""
+    if "LOOMSYNC_TOKEN" in login_overrides():
+        return f"The token expired: {env_token_next_step()} (changes are kept here until then)."
     return (
         f"The token expired: run `loomsync login --server {server} --token TOKEN` with a new "
         "token (changes are kept here until then)."
@@ -150,6 +180,30 @@ def more_rows(more: int | None, cursor: str, limit: int) -> str:
     say how many)."""
     head = f"{more} more" if more is not None else "More on the server"
     return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
+
+
+def others_kept_here(count: int) -> str:
+    """The note (stderr) after ``loomsync list`` when this machine holds ``count`` threads of
+    other people (read with ``show``), which are not yours and so not listed (newcomer finding
+    3). Raw text."""
+    threads = f"{count} thread{'s' if count != 1 else ''}"
+    return (
+        f"Not listed: {threads} of other people read here with `loomsync show`; "
+        "`loomsync list --scope visible` lists every thread you may read."
+    )
+
+
+def dropped_not_sent(thread_ids: Sequence[str], *, queued: bool) -> str:
+    """``sync --status``'s line for threads whose failed change was dropped and that were not
+    saved since (newcomer finding 4): saved here only, nothing will send them. ``queued``:
+    the queue holds other entries (the line follows its table). Raw text."""
+    count = len(thread_ids)
+    threads = f"{count} thread{'s' if count != 1 else ''}"
+    head = "Also not sent" if queued else "Nothing queued, but not sent"
+    return (
+        f"{head}: {threads} whose failed change was dropped, saved here only (saving one "
+        f"again queues it): {', '.join(thread_ids)}."
+    )
 
 
 def not_a_cursor(cursor: str) -> str:
@@ -275,13 +329,17 @@ __all__ = [
     "cannot",
     "describe",
     "detail",
+    "dropped_not_sent",
+    "env_token_next_step",
     "for_agent",
+    "login_shadowed",
     "more_rows",
     "no_service_manager",
     "no_such_messages",
     "not_a_cursor",
     "not_a_server_cursor",
     "not_on_server",
+    "others_kept_here",
     "status_ready",
     "status_token_expired",
     "status_token_refused",

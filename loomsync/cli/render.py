@@ -103,10 +103,13 @@ def sync_states(
     synced: Callable[[str], bool],
     *,
     logged_in: bool = True,
+    dropped: Callable[[str], bool] = lambda _: False,
 ) -> dict[str, str]:
-    """Per thread: ``private``, ``failed``, ``pending``, ``synced`` (the server has it, as
-    ``synced(id)`` says) or ``local`` (never sent: not logged in, and the server never had
-    it, even while its save waits in the queue for a login)."""
+    """Per thread: ``private``, ``failed``, ``pending``, ``not sent`` (its failed change was
+    dropped, ``loomsync sync --drop``, and it was not saved since, as ``dropped(id)`` says:
+    this copy is here only, whatever the server holds; newcomer finding 4), ``synced`` (the
+    server has it, as ``synced(id)`` says) or ``local`` (never sent: not logged in, and the
+    server never had it, even while its save waits in the queue for a login)."""
     states: dict[str, str] = {}
     for row in rows:
         mine = [e for e in entries if e.thread_id == row.id]
@@ -116,6 +119,8 @@ def sync_states(
             states[row.id] = "failed"
         elif mine:
             states[row.id] = "pending" if logged_in or synced(row.id) else "local"
+        elif dropped(row.id):
+            states[row.id] = "not sent"
         else:
             states[row.id] = "synced" if synced(row.id) else "local"
     return states
@@ -274,14 +279,21 @@ def queue_status(
     console: TerminalConsole,
     entries: Sequence[PendingEntry],
     short: dict[str, str] | None = None,
+    not_sent: Sequence[str] = (),
 ) -> None:
     """``loomsync sync --status``: ``N pending, M failed.`` (the counts of
     :func:`loomsync.sync.counts.queue_counts`; ``(K waiting for a new login)`` when the server
-    refused the token) and the queue table (:func:`print_table`)."""
+    refused the token) and the queue table (:func:`print_table`); then the threads of
+    ``not_sent`` (:func:`loomsync.sync.dropped.not_sent_threads`: a dropped change, saved here
+    only; newcomer finding 4). "every change is on the server" only when both are empty."""
+    from loomsync.cli import messages
     from loomsync.sync.counts import queue_counts
 
     if not entries:
-        console.print(Text("Nothing to sync: every change is on the server."))
+        if not_sent:
+            console.print(Text(printable(messages.dropped_not_sent(not_sent, queued=False))))
+        else:
+            console.print(Text("Nothing to sync: every change is on the server."))
         return
     counts = queue_counts(entries)
     waiting = (
@@ -289,15 +301,27 @@ def queue_status(
     )
     console.print(Text(f"{counts.pending} pending{waiting}, {counts.failed} failed."))
     print_table(console, queue_columns(short), entries)
+    if not_sent:
+        console.print(Text(printable(messages.dropped_not_sent(not_sent, queued=True))))
+
+
+#: The most waiting entries ``loomsync sync`` names one per line (then ``… and K more``).
+WAITING_SHOWN = 10
 
 
 def sync_summary(
-    outcomes: Sequence[SyncOutcome], counts: QueueCounts, failed: Sequence[PendingEntry] = ()
+    outcomes: Sequence[SyncOutcome],
+    counts: QueueCounts,
+    failed: Sequence[PendingEntry] = (),
+    waiting: Sequence[PendingEntry] = (),
 ) -> list[RenderableType]:
     """``loomsync sync``: what this run did (sent, pulled, forked), what the queue holds after
     it (``failed`` and ``still pending``: :class:`~loomsync.sync.counts.QueueCounts`, so a
     failed entry from an earlier run is counted too: issue 16 item 2), one line per notable
-    outcome, and one per entry of ``failed`` this run did not already report."""
+    outcome, one per entry of ``failed`` this run did not already report, and one per entry
+    of ``waiting`` (the queue's pending entries) it did not report either: a run stops at the
+    first that cannot be sent, so the others are named too (newcomer finding 8), at most
+    :data:`WAITING_SHOWN` of them, then ``… and K more``."""
     count: dict[str, int] = {}
     for outcome in outcomes:
         count[outcome.status] = count.get(outcome.status, 0) + 1
@@ -317,6 +341,21 @@ def sync_summary(
             line.append("failed" + op, style="bold red")
             line.append(": " + printable(entry.last_error or "refused by the server"))
             lines.append(line)
+    reported = {o.thread_id for o in outcomes if o.status in notable}
+    left = [e for e in waiting if not e.failed and e.thread_id not in reported]
+    shown = WAITING_SHOWN - len([o for o in outcomes if o.status in ("pending", "token_refused")])
+    shown = max(shown, 1) if left else 0
+    for entry in left[:shown]:
+        line = Text(entry.thread_id + " ", style="cyan")
+        if entry.waiting_for_login:
+            line.append("waiting for a new login", style="bold red")
+        else:
+            op = "" if entry.op == "save" else f" ({entry.op})"
+            line.append("pending" + op, style="bold yellow")
+            line.append(": not tried, the run stopped at the first that could not be sent")
+        lines.append(line)
+    if len(left) > shown:
+        lines.append(Text(f"… and {len(left) - shown} more (`loomsync sync --status` lists them)."))
     return lines
 
 

@@ -78,6 +78,7 @@ def sync(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from loomsync.cli import drop as dropping
+    from loomsync.sync import dropped
 
     given = [status, retry_failed, drop is not None, discard_failed]
     if sum(given) > 1:
@@ -103,7 +104,8 @@ def sync(
                 if console.is_terminal:
                     queued = (e.thread_id for e in entries)
                     short = ids.abbreviations(queued, ids.local_ids(store.local))
-                render.queue_status(console, entries, short)
+                not_sent = dropped.not_sent_threads(store.local, store.states)
+                render.queue_status(console, entries, short, not_sent)
             return
         client = _require_login(store)
         total = len([e for e in store.status() if retry_failed or not e.failed])
@@ -119,6 +121,7 @@ def sync(
         pulled = store.pull() if pull and not stopped else []
         counts = store.counts()
         failed = store.queue.failed()
+        waiting = [e for e in store.status() if not e.failed]
     code = exits.for_sync(outcomes, counts)
     if as_json:
         done = [o.as_dict() for o in outcomes + pulled]
@@ -135,7 +138,7 @@ def sync(
         )
     else:
         _say(found)
-        render.print_lines(console, render.sync_summary(outcomes + pulled, counts, failed))
+        render.print_lines(console, render.sync_summary(outcomes + pulled, counts, failed, waiting))
         if failed:
             console.print(FAILED_HINT)
         if any(o.status == "token_refused" for o in outcomes):

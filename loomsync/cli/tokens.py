@@ -9,7 +9,10 @@ import base64
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loomsync.config import ClientConfig
 
 
 def claims(token: str) -> dict[str, Any]:
@@ -59,4 +62,12 @@ class TokenFacts:
         return self.expires_at is not None and self.expires_at <= now
 
 
-__all__ = ["TokenFacts", "claims"]
+def current_user(config: ClientConfig) -> str | None:
+    """The user (``sub``) of the token ``config`` logs in with, when logged in and the token
+    names one; None otherwise (then no thread can be told apart as someone else's)."""
+    if not config.logged_in or config.token is None:
+        return None
+    return TokenFacts.of(config.token.get_secret_value()).user
+
+
+__all__ = ["TokenFacts", "claims", "current_user"]

@@ -404,13 +404,20 @@ class LocalThreadStore(EditingMixin):
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
         after: SortKey | None = None,
+        owner: str | None = None,
     ) -> builtins.list[ThreadSummary]:
         """Summaries from the summary index (:mod:`loomsync.store.summaries`: one query; a
         file it has no current row for has its last commit read, not its messages), newest
         activity first; ``after``: only those after that key (a keyset page,
-        :func:`loomsync.store.summaries.sort_key`)."""
+        :func:`loomsync.store.summaries.sort_key`); ``owner``: only that user's threads and
+        those never on a server (:meth:`~loomsync.store.summaries.SummaryIndex.list`)."""
         return self.index.list(
-            self._listed, limit=limit, workspace=workspace, archived=archived, after=after
+            self._listed,
+            limit=limit,
+            workspace=workspace,
+            archived=archived,
+            after=after,
+            owner=owner,
         )
 
     def count(
@@ -419,9 +426,12 @@ class LocalThreadStore(EditingMixin):
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
         after: SortKey | None = None,
+        owner: str | None = None,
     ) -> int:
         """How many summaries :meth:`list` gives with no limit (one ``COUNT`` of the index)."""
-        return self.index.count(self._listed, workspace=workspace, archived=archived, after=after)
+        return self.index.count(
+            self._listed, workspace=workspace, archived=archived, after=after, owner=owner
+        )
 
     def _listed(self, thread_id: str) -> tuple[threadlog.Head, Thread] | None:
         """A thread's head and fields (no message read) for the summary index; None when the

@@ -247,6 +247,7 @@ class SummaryIndex:
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
         after: SortKey | None = None,
+        owner: str | None = None,
     ) -> list[ThreadSummary]:
         """Summaries, newest activity first (then id, descending), filtered as API.md section 6
         says (``archived``: ``false``, ``true`` or ``any``; ``workspace``: that root only).
@@ -256,12 +257,15 @@ class SummaryIndex:
             limit: at most this many (None: all).
             after: only the rows after this :func:`sort_key` in that order (a keyset page:
                 ``loomsync list --cursor``, issue 16 item 7).
+            owner: only the threads of this user (the token's ``sub``): those whose
+                ``owner_id`` is it, and those never on a server (no ``owner_id``); a thread
+                of someone else's that ``show`` pulled is left out (newcomer finding 3).
 
         Raises:
             sqlite3.OperationalError: another process held the index locked longer than
                 :data:`BUSY_TIMEOUT_SECONDS`.
         """
-        where, params = _filters(workspace, archived, after)
+        where, params = _filters(workspace, archived, after, owner)
         query = f"SELECT id, stamp, summary FROM threads {where} ORDER BY activity DESC, id DESC"
         if limit is not None:
             query += " LIMIT ?"
@@ -287,10 +291,11 @@ class SummaryIndex:
         workspace: str | None = None,
         archived: ArchivedFilter = "false",
         after: SortKey | None = None,
+        owner: str | None = None,
     ) -> int:
         """How many rows :meth:`list` returns with no limit (one ``COUNT``; the index caught up
         with the folder first)."""
-        where, params = _filters(workspace, archived, after)
+        where, params = _filters(workspace, archived, after, owner)
         with self._connection() as db:
             self._catch_up(db, read)
             found: int = db.execute(f"SELECT COUNT(*) FROM threads {where}", params).fetchone()[0]
@@ -325,10 +330,19 @@ def _prepare(db: sqlite3.Connection) -> None:
 
 
 def _filters(
-    workspace: str | None, archived: ArchivedFilter, after: SortKey | None = None
+    workspace: str | None,
+    archived: ArchivedFilter,
+    after: SortKey | None = None,
+    owner: str | None = None,
 ) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
+    if owner is not None:  # a thread never on a server has no owner_id: it is this user's
+        clauses.append(
+            "(json_extract(summary, '$.owner_id') IS NULL OR "
+            "json_extract(summary, '$.owner_id') = ?)"
+        )
+        params.append(owner)
     if after is not None:
         clauses.append("(activity < ? OR (activity = ? AND id < ?))")
         params += [after[0], after[0], after[1]]

@@ -174,7 +174,10 @@ def test_drop_asks_on_a_terminal(
     code, out = on_a_terminal_answering(person, "sync", "--drop", bobs_thread, answer="y")
     assert code == 0, out
     assert "Dropped 1 failed sync entry;" in ANSI.sub("", out.decode())
-    assert person("sync", "--status").out == "Nothing to sync: every change is on the server.\n"
+    assert person("sync", "--status").out == (  # the archive here is not on the server
+        "Nothing queued, but not sent: 1 thread whose failed change was dropped, saved here "
+        f"only (saving one again queues it): {bobs_thread}.\n"
+    )
 
 
 def test_drop_names_only_threads_with_a_failed_entry(narrow: Person) -> None:
