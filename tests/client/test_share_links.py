@@ -229,7 +229,10 @@ def test_cli_never_names_a_private_session_to_the_server(
     ("args", "says"),
     [
         (["--expires", "7d"], "--expires goes with --link"),
-        (["--link", "--links"], "give one of --link, --links, --revoke LINK_ID"),
+        (
+            ["--link", "--links"],
+            "--link and --links do not go together: give only one of --link, --links, --revoke",
+        ),
         (["--link", "--expires", "0d"], "a link lives from 1 second to 10 years"),
         (["--link", "--expires", "0"], "a link lives from 1 second to 10 years"),
         (["--link", "--expires", "3651d"], "the maximum: 3650d, 521w or 315360000 seconds"),
