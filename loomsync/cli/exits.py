@@ -7,9 +7,14 @@ code  name           meaning
 0     OK             done; also "saved here, sent when the server is reachable" (a
                      local-first tool did its job offline, and says so)
 1     FAILED         the effect did not happen: the server refused it (403, 409,
-                     410, 413, 422...), a sync entry failed, a bad argument value, a
-                     file that cannot be read or written, credentials found (scan)
-2     USAGE          a usage mistake: a missing argument, an unknown option (typer's)
+                     410, 413, 422...), a sync entry failed, no such thread or file,
+                     a file that cannot be read or written or is not of its kind
+                     (``show FILE`` of an agent's session), credentials found (scan),
+                     a question answered no, no service manager (``service``)
+2     USAGE          a usage mistake: a missing argument, an unknown option or
+                     import format, a value outside what the option takes (``--from``,
+                     ``--to``, ``--up-to`` past the thread; an id that is not one),
+                     options that do not go together (typer's usage errors)
 3     LOGIN          not logged in, or the server refused the token (401: expired,
                      revoked, not valid): run ``loomsync login``
 4     UNREACHABLE    the server could not be reached or is having trouble (network,
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from loomsync.errors import (
     NetworkError,
+    NotAThreadIdError,
     NotLoggedInError,
     ServerError,
     TokenRefusedError,
@@ -61,7 +67,10 @@ def worst(codes: Iterable[ExitCode]) -> ExitCode:
 def for_error(exc: BaseException) -> ExitCode:
     """The code for an error a command let through (:func:`loomsync.cli.main.main`):
     LOGIN for :class:`NotLoggedInError` and :class:`TokenRefusedError`, UNREACHABLE for
-    :class:`NetworkError` and :class:`ServerError`, else FAILED."""
+    :class:`NetworkError` and :class:`ServerError`, USAGE for :class:`NotAThreadIdError`
+    (``show e47``: a usage mistake, as typer's), else FAILED."""
+    if isinstance(exc, NotAThreadIdError):
+        return ExitCode.USAGE
     if isinstance(exc, NotLoggedInError | TokenRefusedError):
         return ExitCode.LOGIN
     if isinstance(exc, NetworkError | ServerError):

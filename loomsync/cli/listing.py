@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import messages, render, scopes, tokens
+from loomsync.cli import messages, render, scopes, tokens, workspaces
 from loomsync.cli.main import (
     JsonOption,
     MineOption,
@@ -120,7 +120,8 @@ def list_threads(
         typer.Option("--cursor", help="Continue after the last row shown (the note says it)."),
     ] = None,
     workspace: Annotated[
-        str | None, typer.Option(help="Only threads of this workspace root.")
+        str | None,
+        typer.Option(help="Only threads of this workspace root (a path; '.' is this folder)."),
     ] = None,
     scope: ScopeOption = "mine",
     mine: MineOption = False,
@@ -128,7 +129,12 @@ def list_threads(
 ) -> None:
     """List threads, newest activity first, with their sync state (a page at a time;
     --scope visible: the server's threads you may read, with their owner)."""
+    if archived and all_:  # finding 13: --all adds archived ones, --archived only them
+        raise typer.BadParameter(
+            messages.only_one_of(["--archived", "--all"], ["--archived", "--all"])
+        )
     which: ArchivedFilter = "true" if archived else "any" if all_ else "false"
+    workspace = workspaces.normalised(workspace)
     scope = scopes.chosen(scope, mine)
     server = server or scope == "visible"  # only the server knows the others' threads
     after = parse_local_cursor(cursor) if cursor is not None and not server else None
@@ -170,6 +176,8 @@ def list_threads(
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)
+    elif not rows and workspace is not None and not cursor:
+        console.print(printable(messages.no_threads_in_workspace(workspace, server=server)))
     elif not rows:
         console.print(
             "No more threads." if cursor else "No threads." if server else "No threads yet."

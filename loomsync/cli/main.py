@@ -25,7 +25,7 @@ from loomsync.cli.synced import Synced, end_import, finish, sync_now
 from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
-from loomsync.errors import AuthError, ConfigError, NotLoggedInError
+from loomsync.errors import AuthError, InvalidInputError, NotLoggedInError
 from loomsync.http.connect import open_store
 from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
@@ -161,7 +161,10 @@ def _thread_id(store: SyncingThreadStore, ref: str) -> str:
 def _load(store: SyncingThreadStore, ref: str) -> Thread:
     path = Path(ref)
     if not ref.startswith("T-") and path.suffix in (".json", ".jsonl"):
-        return store.load_file(path)
+        loaded = store.load_file(path)
+        if loaded.id is None and not loaded.messages:  # finding 12: an agent's session file
+            raise InvalidInputError(messages.not_a_thread_file(path))
+        return loaded
     return store.load(_thread_id(store, ref))
 
 
@@ -213,6 +216,10 @@ def fork(
     """Copy a thread (or its first N messages) into a new thread."""
     with _store() as store:
         thread = _thread_id(store, thread)
+        if up_to is not None and up_to > (count := len(store.load(thread).messages)):
+            raise typer.BadParameter(
+                messages.up_to_out_of_range(up_to, count), param_hint="'--up-to'"
+            )
         new = store.fork(thread, up_to=up_to)
         synced = sync_now(store, str(new.id))
     count = len(new.messages)
@@ -281,11 +288,18 @@ def import_command(
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report, write nothing.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    include_deleted: Annotated[
+        bool,
+        typer.Option(
+            "--include-deleted", help="Import threads you deleted too (this machine only)."
+        ),
+    ] = False,
 ) -> None:
     """Import sessions other agents wrote (Codex, Claude Code, …), then sync them.
 
     A file named here must be of FORMAT (else exit code 1, nothing imported); with ``auto``
-    each file is read by the format that recognises it, and the choice is said.
+    each file is read by the format that recognises it, and the choice is said. A thread
+    deleted here is skipped (one line says so) unless ``--include-deleted``.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -300,7 +314,9 @@ def import_command(
     )
 
     if fmt != AUTO and fmt not in FORMAT_NAMES:
-        raise ConfigError(f"unknown format {fmt!r}; formats: auto, {', '.join(FORMAT_NAMES)}")
+        raise typer.BadParameter(
+            messages.unknown_import_format(fmt, list(FORMAT_NAMES)), param_hint="'FORMAT'"
+        )
     if fmt == AUTO:
         chosen = detected_files(paths or [])
         if not as_json:
@@ -328,7 +344,7 @@ def import_command(
                 summary.add(import_sessions(
                     store, name, files, existing=store.local, since=when, dry_run=dry_run,
                     progress=lambda _: progress.advance(task), redaction=store.local.redaction,
-                    owner=owner,
+                    owner=owner, deletions=store.deletions, include_deleted=include_deleted,
                 ))  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []

@@ -101,6 +101,8 @@ VISIBLE_NOT_LOCAL = (
     "--scope visible asks the server (this machine holds only your threads): drop --local"
 )
 #: ``--mine`` with ``--scope visible``.
+CURSOR_NOT_LOCAL = "--cursor pages the server's hits; it cannot go with --local"
+
 MINE_AND_VISIBLE = "--mine is --scope mine; it cannot go with --scope visible: choose one"
 
 #: The last line of ``loomsync status`` (issue 16 item 5), one per state.
@@ -179,6 +181,50 @@ def more_rows(more: int | None, cursor: str, limit: int) -> str:
     say how many)."""
     head = f"{more} more" if more is not None else "More on the server"
     return f"{head}: --limit 0 lists every one, --cursor {cursor} the next {limit}."
+
+
+def not_a_thread_file(path: Path) -> str:
+    """Why ``show FILE`` refused a JSON file that is no thread document (finding 12; exit 1)."""
+    return (
+        f"{path}: not a loomsync thread file; to bring an agent session in, run "
+        f"`loomsync import auto {path}`"
+    )
+
+
+def unknown_import_format(name: str, formats: list[str]) -> str:
+    """``loomsync import bogus …`` (finding 13: a usage error, exit code 2)."""
+    return f"unknown format {name[:40]!r}; formats: auto, {', '.join(formats)}"
+
+
+def up_to_out_of_range(up_to: int, count: int) -> str:
+    """``fork --up-to N`` past the thread (finding 13: exit code 2, in the option's words)."""
+    return f"--up-to must be between 0 and {count} (the thread has {count} messages), not {up_to}"
+
+
+def only_one_of(given: list[str], choices: list[str]) -> str:
+    """Options that do not go together (finding 13): ``--drop and --discard-failed do not go
+    together: give only one of --status, --retry-failed, --drop, --discard-failed``."""
+    return f"{' and '.join(given)} do not go together: give only one of {', '.join(choices)}"
+
+
+def more_hits(cursor: str, limit: int) -> str:
+    """The note after a server search that stopped at ``-n`` (finding 6): the server does not
+    say how many more match, only where the next page starts."""
+    return f"More on the server: --cursor {cursor} the next {limit}, or a larger -n (up to 100)."
+
+
+def no_threads_in_workspace(workspace: str, *, server: bool) -> str:
+    """What ``list --workspace`` says when no thread has that ``workspace_root`` (finding 7)."""
+    where = " on the server" if server else ""
+    return (
+        f"No threads in workspace {workspace}{where} (the path each thread's agent worked in; "
+        "`loomsync list` without --workspace lists them all)."
+    )
+
+
+def no_hits_in_workspace(workspace: str) -> str:
+    """The line under ``search --workspace``'s empty headline (finding 7)."""
+    return f"No threads in workspace {workspace} match; without --workspace, every workspace."
 
 
 def others_kept_here(count: int) -> str:

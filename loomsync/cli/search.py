@@ -10,7 +10,8 @@ threads only this machine holds are marked (``origin`` ``local`` in ``--json``).
 
 ``--scope visible`` (issue 16 item 6) searches every thread you may read on the server and
 shows each hit's owner; it needs a login (``--local`` cannot have it). ``--workspace`` keeps
-the threads of one exact ``workspace_root``, on the server and in the local search alike.
+the threads of one ``workspace_root``, on the server and in the local search alike (the path
+normalised as threads record it: :mod:`loomsync.cli.workspaces`).
 
 When the server cannot be reached, this machine's threads answer and it says so (exit code 0:
 local first). When the server refuses the token (401, issue 16 item 3) they answer too, but
@@ -24,7 +25,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import exits, messages, render, scopes
+from loomsync.cli import exits, messages, render, scopes, workspaces
 from loomsync.cli.main import (
     JsonOption,
     MineOption,
@@ -41,9 +42,12 @@ from loomsync.terminal import printable
 
 
 def headline(results: SearchResults, query: str) -> str:
-    """``12 threads found: 11 on the server, 1 only on this machine for 'q'`` (raw text)."""
+    """``12 threads found: 11 on the server, 1 only on this machine for 'q'`` (raw text);
+    ``2 threads found (more on the server) …`` when the server has another page."""
     count = len(results.hits)
     found = f"{count} thread{'s' if count != 1 else ''} found"
+    if results.next_cursor is not None:  # finding 6: the page is not all of them
+        found += " (more on the server)"
     if results.source != "server":
         return f"{found} on this machine for {query!r}"
     only_here = sum(1 for hit in results.hits if hit.origin == "local")
@@ -66,7 +70,12 @@ def search(
         typer.Option("--syntax", help='plain: ranked words; web: strict, "phrases", -word, or.'),
     ] = "plain",
     workspace: Annotated[
-        str | None, typer.Option(help="Only threads of this workspace root (exact).")
+        str | None,
+        typer.Option(help="Only threads of this workspace root (a path; '.' is this folder)."),
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        typer.Option("--cursor", help="The next page of the server's hits (the note says it)."),
     ] = None,
     scope: ScopeOption = "mine",
     mine: MineOption = False,
@@ -78,8 +87,11 @@ def search(
     from loomsync.sync.onlinesearch import local_search
 
     scope = scopes.chosen(scope, mine)
+    workspace = workspaces.normalised(workspace)
     if local and scope == "visible":
         raise typer.BadParameter(messages.VISIBLE_NOT_LOCAL, param_hint="'--scope'")
+    if local and cursor is not None:
+        raise typer.BadParameter(messages.CURSOR_NOT_LOCAL, param_hint="'--cursor'")
     if not searchable(query, syntax):
         errors.print(Text(NOTHING_TO_SEARCH, style="yellow"))
         if as_json:
@@ -94,7 +106,7 @@ def search(
             if scope == "visible":
                 scopes.require_login(store, scope)
             results = store.search(
-                query, limit=limit, syntax=syntax, workspace=workspace, scope=scope
+                query, limit=limit, syntax=syntax, workspace=workspace, scope=scope, cursor=cursor
             )
         results = shown.results(store.local.redaction, results)  # a server may hold them raw
         server_url = store.client.server_url if store.client is not None else None
@@ -112,11 +124,15 @@ def search(
         reason = printable(results.fallback_reason)
         errors.print(Text(f"{reason}; searched this machine's threads instead.", style="yellow"))
     console.print(printable(headline(results, query)))
+    if not results.hits and workspace is not None:
+        console.print(printable(messages.no_hits_in_workspace(workspace)))
     if results.hits:
         online = results.source == "server"
         console.print(
             render.search_hits(results.hits, mark_local=online, owners=scope == "visible")
         )
+    if results.next_cursor is not None and results.source == "server":
+        errors.print(Text(printable(messages.more_hits(results.next_cursor, limit))))
     if results.token_refused:
         raise typer.Exit(exits.ExitCode.LOGIN)
 

@@ -80,9 +80,16 @@ def sync(
     from loomsync.cli import drop as dropping
     from loomsync.sync import dropped
 
-    given = [status, retry_failed, drop is not None, discard_failed]
-    if sum(given) > 1:
-        raise typer.BadParameter("give one of --status, --retry-failed, --drop, --discard-failed")
+    choices = ["--status", "--retry-failed", "--drop", "--discard-failed"]
+    given = [
+        name
+        for name, on in zip(
+            choices, [status, retry_failed, drop is not None, discard_failed], strict=True
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise typer.BadParameter(messages.only_one_of(given, choices))
     if yes and drop is None and not discard_failed:
         raise typer.BadParameter("--yes goes with --drop or --discard-failed")
     if as_json and (drop is not None or discard_failed):

@@ -34,6 +34,7 @@ from loomsync.importers import FORMATS, ImportResult, detect_format
 from loomsync.importers.common import LINKS, owned_by, refusal, unknown_format
 from loomsync.store.files import atomic_write, ensure_dir
 from loomsync.store.redaction import Redaction, default_redaction
+from loomsync.sync.deletions import Deletions
 from loomsync.terminal import printable
 
 #: Fields a person may have changed on this machine since an earlier import; a re-import keeps
@@ -41,6 +42,10 @@ from loomsync.terminal import printable
 _KEPT_FIELDS = ("visibility", "is_shared_with_support", "is_private")
 _KEPT_METADATA = ("tags", "is_pinned")
 _IGNORED = {"version", "updated_at"}
+#: Times a session file may not carry (SWE-agent trajectories have none): the store fills them
+#: in on the first save, so a re-import keeps the stored ones instead of reading as an update
+#: (newcomer finding 2: every re-import "updated" the trajectories and sent them again).
+_FILLED_TIMES = ("created_at", "last_activity_at")
 
 
 class _Store(Protocol):
@@ -60,13 +65,14 @@ class ImportSummary:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     older: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
     skipped_lines: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, other: ImportSummary) -> None:
         """Add ``other``'s files, ids, damage and warnings to this one (``import auto``)."""
         self.files += other.files
-        for name in ("created", "updated", "unchanged", "older", "warnings"):
+        for name in ("created", "updated", "unchanged", "older", "deleted", "warnings"):
             getattr(self, name).extend(getattr(other, name))
         self.skipped_lines.update(other.skipped_lines)
 
@@ -78,14 +84,15 @@ class ImportSummary:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "older_than_since": self.older,
+            "deleted": self.deleted,
             "skipped_lines": dict(self.skipped_lines),
             "warnings": self.warnings,
         }
 
     @property
     def threads(self) -> int:
-        """Distinct threads the files held."""
-        return len({*self.created, *self.updated, *self.unchanged, *self.older})
+        """Distinct threads the files held (deleted ones included)."""
+        return len({*self.created, *self.updated, *self.unchanged, *self.older, *self.deleted})
 
     def lines(self, *, dry_run: bool) -> list[str]:
         """The human summary printed by ``loomsync import``: printable lines (warnings quote
@@ -96,6 +103,11 @@ class ImportSummary:
             f" {len(self.updated)} updated, {len(self.unchanged)} unchanged,"
             f" {len(self.older)} older than --since."
         ]
+        if self.deleted:
+            out.append(
+                f"Skipped {len(self.deleted)} thread(s) you deleted: {', '.join(self.deleted)};"
+                " to import them anyway, add --include-deleted."
+            )
         if self.skipped_lines:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
             out.append(f"Skipped damaged lines: {reasons}.")
@@ -317,8 +329,12 @@ def with_local_choices(imported: Thread, stored: Thread) -> Thread:
     sharing, privacy, tags, pin) and the fields the server set on a copy that came from it
     (``owner_id``, ``org_id``, ``message_count``, ``archived_at``: :data:`SERVER_FIELDS`),
     which the imported document lacks: without them a re-import on a second machine was never
-    "unchanged" (issue 15, item 5)."""
+    "unchanged" (issue 15, item 5); and the times the file lacks and the store filled in
+    (:data:`_FILLED_TIMES`)."""
     fields = {key: getattr(stored, key) for key in _KEPT_FIELDS}
+    fields.update(
+        {key: getattr(stored, key) for key in _FILLED_TIMES if getattr(imported, key) is None}
+    )
     fields.update({k: v for k, v in (stored.model_extra or {}).items() if k in SERVER_FIELDS})
     metadata = imported.metadata.model_copy(
         update={key: getattr(stored.metadata, key) for key in _KEPT_METADATA}
@@ -337,6 +353,8 @@ def import_sessions(
     progress: Callable[[Path], None] | None = None,
     redaction: Redaction | None = None,
     owner: ImportOwner | None = None,
+    deletions: Deletions | None = None,
+    include_deleted: bool = False,
 ) -> ImportSummary:
     """Import every session in ``files`` into ``store``.
 
@@ -344,7 +362,11 @@ def import_sessions(
     server). A thread whose ``last_activity_at`` is before ``since`` (UTC) is left out. With
     ``dry_run`` nothing is written. ``progress`` is called after each file. ``redaction``:
     the store's (default: the detector without an allow-list). ``owner``: whose ids the
-    threads get (:func:`import_owner`; None: the ids the files carry).
+    threads get (:func:`import_owner`; None: the ids the files carry). ``deletions``: the
+    threads deleted on this machine (:class:`~loomsync.sync.deletions.Deletions`): one of them
+    is skipped and listed in ``deleted`` (newcomer finding 2), or with ``include_deleted``
+    imported again: as a private thread (this machine only) when the server had it, since the
+    server never takes a deleted id again (API.md, "Deleted").
 
     Raises:
         KeyError: unknown format.
@@ -358,7 +380,16 @@ def import_sessions(
         summary.warnings.extend(result.warnings)
         for thread in result.threads:
             clean = (redaction or default_redaction()).thread(owned_copy(existing, thread, owner))
+            was = deletions.get(str(clean.id)) if deletions is not None else None
+            if was is not None and not include_deleted:
+                if str(clean.id) not in summary.deleted:
+                    summary.deleted.append(str(clean.id))
+                continue
+            if was == "server":
+                clean = clean.model_copy(update={"is_private": True})
             _import_one(store, existing, clean, since, dry_run, summary)
+            if was is not None and not dry_run and deletions is not None:
+                deletions.forget(str(clean.id))
         if progress is not None:
             progress(path)
     return summary
@@ -385,7 +416,8 @@ def _import_one(
         return
     candidate = with_local_choices(thread, stored)
     if comparable(candidate) == comparable(stored) or older_capture(candidate, stored):
-        if thread_id not in summary.updated and thread_id not in summary.created:
+        # two captures of one session (two files) name it once (newcomer finding 2)
+        if thread_id not in (*summary.updated, *summary.created, *summary.unchanged):
             summary.unchanged.append(thread_id)
         return
     if thread_id not in summary.updated and thread_id not in summary.created:

@@ -65,16 +65,21 @@ def search(
     syntax: Syntax = "plain",
     scope: Scope = "mine",
     workspace: str | None = None,
+    cursor: str | None = None,
 ) -> SearchResults:
     """Server search merged with local-only threads (module docstring); ``local_only`` gives
-    the ids of the threads the server lacks. Raises ValueError for ``limit`` < 1."""
+    the ids of the threads the server lacks. ``cursor``: a later page of the server's hits
+    (the ``next_cursor`` of the one before: API.md section 6), as the server gives it (the
+    local-only threads were merged into the first page). Raises ValueError for ``limit`` < 1."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
     if client is None:
         results = local_search(local, query, limit, syntax, workspace)
         return results.model_copy(update={"fallback_reason": "not logged in to a server"})
     try:
-        page = client.search(query, limit=limit, syntax=syntax, scope=scope, workspace=workspace)
+        page = client.search(
+            query, limit=limit, syntax=syntax, scope=scope, workspace=workspace, cursor=cursor
+        )
     except TokenRefusedError as exc:
         results = local_search(local, query, limit, syntax, workspace)
         reason = f"the server refused the token ({exc.detail or exc.status})"
@@ -83,6 +88,8 @@ def search(
         results = local_search(local, query, limit, syntax, workspace)
         reason = f"server unreachable ({exc})" if exc.retryable else f"server refused: {exc}"
         return results.model_copy(update={"fallback_reason": reason})
+    if cursor is not None:
+        return page.results()
     seen = {hit.thread.id for hit in page.hits}
     ids = local_only() - seen
     if workspace is not None:

@@ -40,6 +40,7 @@ from loomsync.store.summaries import stamp_of
 from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
 from loomsync.sync import onlinesearch, requeue, saving
 from loomsync.sync.counts import QueueCounts, queue_counts
+from loomsync.sync.deletions import Deletions
 from loomsync.sync.engine import SyncEngine
 from loomsync.sync.merge import snapshot, snapshot_of_head
 from loomsync.sync.queue import PendingEntry, PendingSyncQueue
@@ -85,6 +86,7 @@ class SyncingThreadStore:
         self.client = client
         folder = Path(sync_dir) if sync_dir is not None else default_paths().sync_dir
         self.states = ThreadStates(folder / "threads", self.local.lock, self.local.redaction)
+        self.deletions = Deletions(folder / "deleted.txt")  # an import skips them (finding 2)
         self.queue = PendingSyncQueue(  # an unreadable file is rebuilt from the store (issue 15)
             folder / "pending.json",
             rebuild=lambda: requeue.changed_threads(self.local, self.states),
@@ -166,11 +168,13 @@ class SyncingThreadStore:
         syntax: Syntax = "plain",
         scope: Scope = "mine",
         workspace: str | None = None,
+        cursor: str | None = None,
     ) -> SearchResults:
         """Server search (``syntax`` plain or web) merged by score with the threads only this
         machine holds, pending or private (:mod:`loomsync.sync.onlinesearch`); the local search
         when the server cannot answer (``fallback_reason`` set). Each hit has its ``origin``.
-        ``scope`` and ``workspace`` filter as the server's search does (API.md section 6)."""
+        ``scope`` and ``workspace`` filter as the server's search does (API.md section 6);
+        ``cursor`` asks for the server's next page (``next_cursor`` of the results)."""
 
         def local_only() -> set[str]:
             queued = {e.thread_id for e in self.queue.entries()}
@@ -178,7 +182,7 @@ class SyncingThreadStore:
 
         return onlinesearch.search(
             self.client, self.local, local_only, query,
-            limit=limit, syntax=syntax, scope=scope, workspace=workspace,
+            limit=limit, syntax=syntax, scope=scope, workspace=workspace, cursor=cursor,
         )  # fmt: skip
 
     # -- writing -----------------------------------------------------------------------------
@@ -284,7 +288,9 @@ class SyncingThreadStore:
         return key
 
     def delete(self, thread_id: str) -> None:
-        """Delete locally; queue the server delete (not for private or never-synced threads)."""
+        """Delete locally; queue the server delete (not for private or never-synced threads);
+        note the deletion (:class:`~loomsync.sync.deletions.Deletions`) so an import does not
+        make the thread again."""
         key = self._here(thread_id)
         with self.local.locked(key):
             try:
@@ -302,6 +308,7 @@ class SyncingThreadStore:
             on_server = self.states.get(key).base is not None or self.queue.has(key, "save")
             if private or not on_server:
                 self.states.delete(key)
+        self.deletions.add(key, "local" if private or not on_server else "server")
         if private or not on_server:
             self.queue.discard(key)
         else:

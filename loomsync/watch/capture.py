@@ -122,6 +122,7 @@ class Capture:
         self.on_saved = on_saved
         self.rows = offsets.all()
         self._files: OrderedDict[str, _File] = OrderedDict()
+        self._deleted: set[str] = set()  # deleted threads said once (finding 2)
 
     # -- what to read ------------------------------------------------------------------------
 
@@ -256,6 +257,16 @@ class Capture:
         local = self.store.local
         owned = owned_copy(local, thread, self.owner, state.keys)
         thread_id = str(owned.id)
+        if self.store.deletions.get(thread_id) is not None:  # newcomer finding 2
+            if thread_id not in self._deleted:
+                self._deleted.add(thread_id)
+                log.info(
+                    "skipped %s: you deleted it (`loomsync import --include-deleted %s` brings "
+                    "it back)",
+                    thread_id,
+                    printable(str(path)),
+                )
+            return
         session = state.sessions.get(thread_id)
         if session is None or len(session.raw) != len(session.saved.messages):
             saved, created, added, rewritten = self._first_save(owned)

@@ -188,7 +188,7 @@ def test_search_falls_back_to_this_machine_and_says_so(person: Person, account: 
         ),
         (
             ["show", "not-an-id"],
-            1,
+            2,  # a usage mistake (newcomer finding 13)
             "error: 'not-an-id' is not a thread id: give the id (T-…) or at least 4 of its first "
             "hex digits, as `loomsync list` shows",
         ),
@@ -198,7 +198,8 @@ def test_search_falls_back_to_this_machine_and_says_so(person: Person, account: 
 def test_errors_are_one_red_line_and_their_exit_code(
     person: Person, args: list[str], code: int, message: str
 ) -> None:
-    """1: the effect did not happen; 3: not logged in (loomsync/cli/exits.py)."""
+    """1: the effect did not happen; 2: a usage mistake; 3: not logged in
+    (loomsync/cli/exits.py)."""
     result = person(*args)
     assert (result.code, result.err, result.out) == (code, message + "\n", "")
 

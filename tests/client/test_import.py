@@ -188,7 +188,7 @@ def test_damaged_files_import_the_rest_and_report_it(person: Person, tmp_path: P
 
 def test_unknown_format_is_one_line_error(person: Person) -> None:
     result = person("import", "cobol", "/nowhere")
-    assert result.code == 1
+    assert result.code == 2  # a usage mistake (newcomer finding 13)
     assert "unknown format" in result.err
 
 

@@ -328,3 +328,22 @@ def test_an_invalid_watch_configuration_is_refused_in_words(person: Person) -> N
     done = person("watch")
     assert done.code == 1
     assert done.err.startswith("error: invalid client configuration: watch.polling"), done.err
+
+
+def test_a_thread_deleted_here_is_not_made_again_by_the_watch(
+    person: Person, watches: list[Watch]
+) -> None:
+    """Newcomer finding 2: a session the person deleted stays deleted as the agent writes on."""
+    transcript = person.home / CLAUDE_DIR / "short.jsonl"
+    copy_lines(SHORT, transcript, pause=0, lines=slice(0, 8))
+    watches.append(watch := Watch(person))
+    [first] = expected("claude-code", transcript, None).values()
+    wait_for(lambda: list(local_counts(person).values()) == [first], what="the first capture")
+    watch.stop()
+    [thread_id] = local_counts(person)
+    assert person("delete", thread_id, "--yes").code == 0
+    copy_lines(SHORT, transcript, pause=0, lines=slice(8, None))
+    watches.append(again := Watch(person))
+    wait_for(lambda: again.lines("skipped "), what="the skip to be said")
+    assert local_counts(person) == {}
+    assert again.lines("skipped ")[0].startswith(f"skipped {thread_id}: you deleted it")
