@@ -113,8 +113,8 @@ def login(
             try:
                 client.list_threads(limit=1)
             except AuthError as exc:  # exit code 3: nothing is stored
-                raise NotLoggedInError(
-                    f"{server} refused the token ({exc.status}): {exc.detail}"
+                raise NotLoggedInError(  # nothing stored; the one wording of a 401
+                    f"nothing saved: {messages.token_refused(server, exc.detail)}"
                 ) from None
     paths = default_paths()
     save_login(paths, server, token)

@@ -143,8 +143,12 @@ def status_ready(failed: int) -> str:
     )
 
 
-def status_unreachable(server: str) -> str:
-    """The last line of ``loomsync status`` when ``server`` does not answer (raw text)."""
+def status_unreachable(server: str, queued: int = 0) -> str:
+    """The last line of ``loomsync status`` when ``server`` does not answer; ``queued``: the
+    changes waiting to sync (only then are changes "kept here"; newcomer finding 11). Raw
+    text."""
+    if not queued:
+        return f"Cannot reach {server}: is it running?"
     return (
         f"Cannot reach {server}: is it running? Changes are kept here and sent by the next "
         "`loomsync sync`."
@@ -331,10 +335,10 @@ def describe(exc: BaseException) -> list[str]:
         return [f"the server does not let you do that ({detail(exc.detail, 'forbidden')})."]
     if isinstance(exc, NetworkError):
         reason = detail(exc.detail, "no answer")
-        return [
-            f"cannot reach {_server(exc)} ({reason}): is it running? Changes are kept here "
-            "and sent by the next `loomsync sync`."
-        ]
+        # a command that changed something says so itself (SAVED_OFFLINE): one that raised
+        # this changed nothing, so nothing is "kept here" (newcomer finding 11)
+        ask = "" if reason.endswith("?") else ": is it running?"  # it asked already
+        return [f"cannot reach {_server(exc)} ({reason}){ask}"]
     if isinstance(exc, ServerError) and exc.method is not None:
         return [
             f"{_server(exc)} is having trouble ({detail(exc.detail, str(exc.status))}): try again later."
