@@ -238,7 +238,7 @@ def _share_links(
                 client, thread, lifetime, as_json=as_json, console=console, errors=errors
             )
         elif links:
-            linkscli.show(client, thread, as_json=as_json, console=console)
+            linkscli.show(client, thread, as_json=as_json, console=console, errors=errors)
         else:
             assert revoke is not None
             linkscli.revoke(client, thread, revoke, console=console)

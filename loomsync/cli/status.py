@@ -212,7 +212,7 @@ def _verdict(found: Status) -> Text:
     if state == "token_refused":
         detail = found.server.detail if found.server else None
         return Text(messages.status_token_refused(server, detail), style="red")
-    return Text(messages.status_unreachable(server), style="yellow")
+    return Text(messages.status_unreachable(server, found.queue.total), style="yellow")
 
 
 def _labelled(label: str, value: Text) -> Text:

@@ -186,3 +186,38 @@ def test_a_drop_answered_no_exits_1_and_prints_its_text_as_written(
     code, out = on_a_terminal_answering(someone, "logout")
     assert code == 0
     assert out.decode().replace("\r\n", "\n") == f"Logged out of {live_server.url}.\n"
+
+
+def test_network_errors_are_in_words_and_claim_no_kept_change(
+    someone: Person, own_server: LiveServer, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 11: offline, commands that changed nothing do not say changes are kept; no
+    exception class or errno reaches the user; https to a plain-http port suggests http://;
+    a refused login names no HTTP code."""
+    port = live_server.url.rsplit(":", 1)[1]
+    tls = someone("login", "--server", f"https://127.0.0.1:{port}", "--token", "x")
+    assert tls.code == 4
+    assert f"is it http://127.0.0.1:{port}?" in tls.err
+    assert "_ssl.c" not in tls.err
+    assert "SSL" not in tls.err
+    assert someone("login", "--server", own_server.url, "--token", _token(settings)).code == 0
+    own_server.stop()
+    for args in (("show", str(ThreadId.new()), "--no-pager"), ("search", "wombat")):
+        done = someone(*args)
+        said = done.out + done.err
+        assert "ConnectError" not in said, args
+        assert "Errno" not in said, args
+        assert "kept here" not in said, args
+    shown = someone("show", str(ThreadId.new()), "--no-pager")
+    assert (
+        shown.err == f"error: cannot reach {own_server.url} (connection refused): is it running?\n"
+    )
+    someone.agent().save(titled("Kept"))
+    synced = someone("sync")
+    assert synced.code == 4
+    assert "ConnectError" not in synced.out + synced.err
+    assert "Errno" not in synced.out + synced.err
+    assert someone("status").out.splitlines()[-1] == (
+        f"Cannot reach {own_server.url}: is it running? Changes are kept here and sent by the "
+        "next `loomsync sync`."
+    )
