@@ -176,6 +176,21 @@ class TokenRefusedError(AuthError):
     """
 
 
+def token_refused_text(server: str | None = None, reason: str | None = None) -> str:
+    """The one wording of a 401 (issue 16 item 3) for every layer: the CLI's lines
+    (:func:`loomsync.cli.messages.token_refused`), a sync entry's last error and an online
+    search's fallback note, which ``loomsync mcp`` hands an agent. It names the next step,
+    e.g. ``the server refused the token (Signature has expired): run `loomsync login --server
+    http://… --token TOKEN` with a new token``. ``server``: its address, for the command to
+    paste (``URL`` when unknown); ``reason``: the server's detail, without its full stop
+    (default ``expired, revoked or not valid``). Raw text."""
+    why = (reason or "").strip().rstrip(".").strip() or "expired, revoked or not valid"
+    return (
+        f"the server refused the token ({why}): run "
+        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
 class RemoteNotFoundError(SyncError, ThreadNotFoundError):
     """404 from the server: no such thread, or not readable by this user."""
 
@@ -326,4 +341,5 @@ __all__ = [
     "ThreadNotFoundError",
     "TokenRefusedError",
     "UnsupportedOperationError",
+    "token_refused_text",
 ]

@@ -32,6 +32,7 @@ from loomsync.errors import (
     SyncError,
     ThreadNotFoundError,
     TokenRefusedError,
+    token_refused_text,
 )
 from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
 
@@ -42,18 +43,22 @@ SAVED_OFFLINE = "saved locally; will sync when the server is reachable"
 SAVED_NOT_LOGGED_IN = "saved locally (not logged in)"
 
 
+def detail(text: str | None, default: str) -> str:
+    """The server's ``text`` (a problem's ``detail``) to put inside a sentence, in
+    parentheses: stripped, without its closing full stop, so ``(… links.).`` never shows
+    (issue 16 review item 5); ``default`` when there is none. Raw text."""
+    return (text or "").strip().rstrip(".").strip() or default
+
+
 def token_refused(server: str | None = None, reason: str | None = None) -> str:
-    """The one wording of a 401, for every command (issue 16 item 3): ``the server refused
-    the token (The bearer token is invalid: Signature has expired): run `loomsync login --server http://… --token TOKEN` with a
-    new token``. ``server``: its address, for the command to paste; ``reason``: the server's
-    detail (default ``expired, revoked or not valid``). Raw text."""
-    why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    """The one wording of a 401, for every command (issue 16 item 3): built by
+    :func:`loomsync.errors.token_refused_text`, which the sync and the MCP server use too,
+    except when the token comes from ``LOOMSYNC_TOKEN`` (a login cannot replace it: the
+    variable must change, :func:`env_token_next_step`). Raw text."""
     if "LOOMSYNC_TOKEN" in login_overrides():
+        why = detail(reason, "expired, revoked or not valid")
         return f"the server refused the token ({why}): {env_token_next_step()}"
-    return (
-        f"the server refused the token ({why}): run "
-        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
-    )
+    return token_refused_text(server, reason)
 
 
 def env_token_next_step() -> str:
@@ -83,7 +88,7 @@ def not_on_server(thread_id: str, reason: str) -> str:
     the change stays here and in the sync queue as a failed entry, and how to retry or drop
     it. Raw text."""
     return (
-        f"done on this machine only: {reason.rstrip('.')}. The change waits in the sync queue as failed: "
+        f"done on this machine only: {detail(reason, 'refused')}. The change waits in the sync queue as failed: "
         f"`loomsync sync --retry-failed` tries it again, `loomsync sync --drop {thread_id}` "
         "drops it"
     )
@@ -294,7 +299,7 @@ def share_upload_refused(thread_id: str, reason: str | None) -> str:
 
 
 def not_a_cursor(cursor: str) -> str:
-    """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
+    """Why ``list --cursor`` refused ``cursor`` (a bad argument value: exit code 1)."""
     return (
         f"{cursor[:60]!r} is not a cursor of this machine's list: give the one the last "
         "`loomsync list` printed (a cursor of `list --server` works with --server only)"
@@ -302,8 +307,9 @@ def not_a_cursor(cursor: str) -> str:
 
 
 def not_a_server_cursor(cursor: str, reason: str | None) -> str:
-    """Why the server refused ``list --server --cursor`` (exit code 2)."""
-    why = f" ({reason.rstrip('.')})" if reason else ""
+    """Why the server refused ``list --server --cursor`` (a bad argument value: exit code
+    1)."""
+    why = f" ({detail(reason, '')})" if detail(reason, "") else ""
     return (
         f"the server did not take {cursor[:60]!r} as a cursor{why}: give the one the last "
         "`loomsync list --server` printed (a cursor of this machine's list works without "
@@ -312,7 +318,7 @@ def not_a_server_cursor(cursor: str, reason: str | None) -> str:
 
 
 def no_such_messages(first: int, last: int | None, count: int) -> str:
-    """Why ``show --from FIRST --to LAST`` refused (exit code 2): the thread holds messages
+    """Why ``show --from FIRST --to LAST`` refused (a bad argument value: exit code 1): the thread holds messages
     0 to ``count - 1`` (message numbers are API.md's 0-based ``message_index``)."""
     asked = f"--from {first}" + (f" --to {last}" if last is not None else "")
     if count == 0:
@@ -368,15 +374,17 @@ def describe(exc: BaseException) -> list[str]:
     if isinstance(exc, TokenRefusedError):
         return [token_refused(_server(exc) if exc.url else None, exc.detail) + "."]
     if isinstance(exc, AuthError) and exc.method is not None:
-        return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
+        return [f"the server does not let you do that ({detail(exc.detail, 'forbidden')})."]
     if isinstance(exc, NetworkError):
-        reason = (exc.detail or "no answer").rstrip(".")
+        reason = detail(exc.detail, "no answer")
         # a command that changed something says so itself (SAVED_OFFLINE): one that raised
         # this changed nothing, so nothing is "kept here" (newcomer finding 11)
         ask = "" if reason.endswith("?") else ": is it running?"  # it asked already
         return [f"cannot reach {_server(exc)} ({reason}){ask}"]
     if isinstance(exc, ServerError) and exc.method is not None:
-        return [f"{_server(exc)} is having trouble ({exc.detail or exc.status}): try again later."]
+        return [
+            f"{_server(exc)} is having trouble ({detail(exc.detail, str(exc.status))}): try again later."
+        ]
     if isinstance(exc, ThreadNotFoundError) and str(exc) == f"thread {exc.thread_id} not found":
         return [
             f"no thread {exc.thread_id} on this machine (`loomsync list` shows them; log in to "
@@ -413,6 +421,7 @@ __all__ = [
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "detail",
     "dropped_not_sent",
     "env_token_next_step",
     "for_agent",

@@ -214,8 +214,12 @@ def _share_links(
     from loomsync.cli import links as linkscli
     from loomsync.http.sharelinks import LINK_ID
 
-    if link + links + (revoke is not None) > 1:
-        raise typer.BadParameter("give one of --link, --links, --revoke LINK_ID")
+    choices = ["--link", "--links", "--revoke LINK_ID"]
+    given = [
+        name for name, on in zip(choices, [link, links, revoke is not None], strict=True) if on
+    ]
+    if len(given) > 1:  # the same words as sync's (newcomer finding 13)
+        raise typer.BadParameter(messages.only_one_of([g.split()[0] for g in given], choices))
     if expires is not None and not link:
         raise typer.BadParameter("--expires goes with --link")
     if as_json and revoke is not None:
@@ -235,7 +239,7 @@ def _share_links(
                 client, thread, lifetime, as_json=as_json, console=console, errors=errors
             )
         elif links:
-            linkscli.show(client, thread, as_json=as_json, console=console)
+            linkscli.show(client, thread, as_json=as_json, console=console, errors=errors)
         else:
             assert revoke is not None
             linkscli.revoke(client, thread, revoke, console=console)
