@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from loomsync.errors import (
         AmbiguousThreadIdError,
         AuthError,
+        BadArgumentError,
         ConfigError,
         ConflictError,
         CorruptThreadError,
@@ -97,6 +98,7 @@ _EXPORTS = {
     "QueueUnreadableError": "loomsync.errors",
     "AmbiguousThreadIdError": "loomsync.errors",
     "NotAThreadIdError": "loomsync.errors",
+    "BadArgumentError": "loomsync.errors",
     "NotLoggedInError": "loomsync.errors",
     "TokenRefusedError": "loomsync.errors",
     "NetworkError": "loomsync.errors",
@@ -145,6 +147,7 @@ __all__ = [
     "AgentState",
     "AmbiguousThreadIdError",
     "AuthError",
+    "BadArgumentError",
     "ClientConfig",
     "ClientPaths",
     "ConfigError",

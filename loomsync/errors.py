@@ -293,8 +293,13 @@ class QueueUnreadableError(LoomsyncError):
 MAX_LISTED = 10
 
 
-class NotAThreadIdError(InvalidInputError):
-    """Neither a thread id nor a prefix of one (``open`` makes it a usage error)."""
+class BadArgumentError(InvalidInputError):
+    """A command-line value the command cannot take: a message number past the thread, a
+    cursor that is not one (exit code 2, a usage mistake: :mod:`loomsync.cli.exits`)."""
+
+
+class NotAThreadIdError(BadArgumentError):
+    """Neither a thread id nor a prefix of one (a usage mistake, exit code 2)."""
 
 
 class AmbiguousThreadIdError(InvalidInputError):
@@ -325,6 +330,7 @@ __all__ = [
     "MAX_LISTED",
     "AmbiguousThreadIdError",
     "AuthError",
+    "BadArgumentError",
     "ConfigError",
     "ConflictError",
     "CorruptThreadError",

@@ -115,6 +115,35 @@ STATUS_NOT_LOGGED_IN = (
     "Not logged in: threads are kept on this machine only; run "
     "`loomsync login --server URL --token TOKEN`."
 )
+#: ``status``'s ``User:`` line for a token that is not a JWT at all (newcomer finding 14).
+STATUS_NOT_A_TOKEN = "not a token: it holds no user or organization (the server will refuse it)"
+
+
+def status_not_logged_in(server: str | None) -> str:
+    """The last line of ``loomsync status`` when logged out; with the URL ``logout`` kept in
+    the advice when there is one (newcomer finding 14). Raw text."""
+    if not server:
+        return STATUS_NOT_LOGGED_IN
+    return (
+        "Not logged in: threads are kept on this machine only; run "
+        f"`loomsync login --server {server} --token TOKEN`."
+    )
+
+
+def token_file_loose(path: Path) -> str | None:
+    """A warning when the token file ``path`` can be read or written by others than its owner
+    (group or world bits set; newcomer finding 14), with the command that fixes it; None when
+    it is private or absent. Raw text."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return None
+    if not mode & 0o077:
+        return None
+    return (
+        f"the token file {path} can be read by others (mode {mode:04o}): run "
+        f"`chmod 600 {shlex.quote(str(path))}`"
+    )
 
 
 def status_token_expired(server: str) -> str:
@@ -256,6 +285,19 @@ def dropped_not_sent(thread_ids: Sequence[str], *, queued: bool) -> str:
     )
 
 
+def share_upload_refused(thread_id: str, reason: str | None) -> str:
+    """Why ``share`` did not widen a thread whose upload the server refused for good (a 413:
+    too large, say; newcomer finding 10): there is no copy on the server to share, and a
+    ``loomsync sync`` would be refused the same way. Raw text."""
+    why = (reason or "refused by the server").rstrip(".")
+    return (
+        f"the server refused its upload ({why}), so there is no copy there to share, and "
+        "`loomsync sync` would be refused the same way: change what the server refused "
+        f"(`loomsync sync --status` says why), or `loomsync sync --drop {thread_id}` to keep "
+        "it on this machine only"
+    )
+
+
 def not_a_cursor(cursor: str) -> str:
     """Why ``list --cursor`` refused ``cursor`` (a bad argument value: exit code 1)."""
     return (
@@ -392,6 +434,7 @@ def for_agent(exc: BaseException) -> str:
 __all__ = [
     "MINE_AND_VISIBLE",
     "NOT_LOGGED_IN",
+    "STATUS_NOT_A_TOKEN",
     "STATUS_NOT_LOGGED_IN",
     "VISIBLE_NEEDS_LOGIN",
     "VISIBLE_NOT_LOCAL",
@@ -409,9 +452,12 @@ __all__ = [
     "not_a_server_cursor",
     "not_on_server",
     "others_kept_here",
+    "share_upload_refused",
+    "status_not_logged_in",
     "status_ready",
     "status_token_expired",
     "status_token_refused",
     "status_unreachable",
+    "token_file_loose",
     "token_refused",
 ]
