@@ -270,12 +270,17 @@ class NoServiceManagerError(ServiceError):
         command: the ``loomsync watch`` command line to run some other way (absolute path).
         log: a log file to send its output to.
         why: what was looked for and not found (one line).
+        environment: the variables a service would get (the XDG folders set now,
+            ``PYTHONUNBUFFERED``), for a cron line to carry (empty: none given).
     """
 
-    def __init__(self, command: str, log: Path, why: str) -> None:
+    def __init__(
+        self, command: str, log: Path, why: str, environment: dict[str, str] | None = None
+    ) -> None:
         self.command = command
         self.log = log
         self.why = why
+        self.environment = dict(environment or {})
         super().__init__(f"no service manager to run `loomsync watch` ({why})")
 
 

@@ -340,9 +340,12 @@ def _server(exc: SyncError) -> str:
 def no_service_manager(exc: NoServiceManagerError) -> list[str]:
     """What ``loomsync service install`` says without a service manager (issue 17 item 2):
     nothing was installed, why, and three ways to run ``loomsync watch`` instead (nohup, tmux,
-    a cron ``@reboot`` line), each a line to paste. Raw text."""
+    a cron ``@reboot`` line carrying the variables a unit would, ``%`` escaped as crontab
+    needs), each a line to paste. Raw text."""
     log = shlex.quote(str(exc.log))
     into = f">> {log} 2>&1"
+    env = "".join(f"{name}={shlex.quote(value)} " for name, value in exc.environment.items())
+    cron = f"@reboot {env}{exc.command} {into}".replace("%", "\\%")
     return [
         f"no service manager here ({exc.why}), so `loomsync service` cannot run "
         "`loomsync watch` for you (nothing was installed). Run it another way:",
@@ -351,8 +354,24 @@ def no_service_manager(exc: NoServiceManagerError) -> list[str]:
         "  in a tmux session you can come back to (tmux attach -t loomsync):",
         f"    tmux new-session -d -s loomsync {shlex.quote(exc.command)}",
         "  at every boot: add this line with `crontab -e`:",
-        f"    @reboot {exc.command} {into}",
+        f"    {cron}",
     ]
+
+
+def no_manager_here(why: str) -> str:
+    """The note ``service install --dry-run`` adds without a service manager (issue 17
+    item 2): the printed file is what would be written, but nothing could run it here."""
+    return (
+        f"No service manager is running here ({why}): `loomsync service install` would not "
+        "install this; it prints how to run `loomsync watch` another way."
+    )
+
+
+def removed_anyway(name: str, path: object, failed: list[str]) -> str:
+    """What ``service uninstall`` says when it removed the file but could not ask the
+    service manager to stop and disable the service (issue 17 item 2). Raw text."""
+    reasons = "; ".join(reason.rstrip(".") for reason in failed)
+    return f"Removed {path}, but could not stop or disable {name}: {reasons}."
 
 
 def describe(exc: BaseException) -> list[str]:

@@ -3,10 +3,14 @@ systemd user unit (Linux) or a launchd agent (macOS) (issue 17 item 2; docs/clie
 "loomsync service install"). Registered on the one typer app of :mod:`loomsync.cli.main`;
 the work is :mod:`loomsync.service`.
 
-Exit codes (:mod:`loomsync.cli.exits`): 0 done (``status``: installed and running); 1 FAILED,
-the effect did not happen (no service manager here, which prints how to run ``loomsync
+Exit codes (:mod:`loomsync.cli.exits`): 0 done (``status``: installed and running;
+``install --dry-run`` and ``uninstall`` also without a service manager); 1 FAILED, the effect
+did not happen (``install`` with no service manager here, which prints how to run ``loomsync
 watch`` instead; a ``systemctl`` / ``launchctl`` step refused; ``status``: not installed or
-not running); 2 usage.
+not running, ``--json`` printed all the same); 2 usage.
+
+Without a service manager, ``install --dry-run``, ``status`` and ``uninstall`` work on the
+platform's file (systemd's unit on Linux): newcomer finding 4 (watch-findings.md).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from loomsync.cli import render
+from loomsync.cli import messages, render
 from loomsync.cli.exits import ExitCode
 from loomsync.cli.main import JsonOption, app, console, errors
 from loomsync.terminal import printable
@@ -52,10 +56,11 @@ ManagerOption = Annotated[
 ]
 
 
-def _manager(forced: ManagerName | None) -> ServiceManager:
-    from loomsync.service.detect import choose  # systemd/launchd code only for this command
+def _manager(forced: ManagerName | None) -> tuple[ServiceManager, str | None]:
+    """The platform's (or the forced) manager and why it is not running here (None: it is)."""
+    from loomsync.service.detect import detect  # systemd/launchd code only for this command
 
-    return choose(forced.value if forced is not None else None)
+    return detect(forced.value if forced is not None else None)
 
 
 def _note(line: str) -> None:
@@ -95,11 +100,16 @@ def install(
     """Install and start `loomsync watch` as a service (at every login; restarted on failure)."""
     from loomsync.config import default_paths
     from loomsync.service.base import left_out
+    from loomsync.service.detect import unusable
 
-    chosen = _manager(manager)
+    chosen, why = _manager(manager)
     if dry_run:
         _print_plan(chosen.plan())
+        if why is not None:
+            _note(messages.no_manager_here(why))
         return
+    if why is not None:
+        raise unusable(why)
     plan = chosen.install()
     console.print(printable(f"Wrote {plan.path}"))
     _previous(plan, "Replaced")
@@ -130,13 +140,22 @@ def install(
 
 @service_app.command()
 def uninstall(manager: ManagerOption = None) -> None:
-    """Stop and remove the service (nothing to do when it is not installed)."""
-    chosen = _manager(manager)
+    """Stop and remove the service (nothing to do when it is not installed).
+
+    Exits 0 when nothing was installed or it is removed; the file is removed even when the
+    manager cannot be asked (a note says what was not done); exit 1 only when a manager that
+    runs here refused to stop or disable it."""
+    chosen, why = _manager(manager)
     path = chosen.path
-    if chosen.uninstall():
+    done = chosen.uninstall(why)
+    if not done.removed:
+        console.print(printable(f"{chosen.name} is not installed ({path}): nothing to do."))
+    elif not done.failed:
         console.print(printable(f"Stopped and removed {chosen.name} ({path})."))
     else:
-        console.print(printable(f"{chosen.name} is not installed ({path}): nothing to do."))
+        _note(messages.removed_anyway(chosen.name, path, done.failed))
+        if why is None:
+            raise typer.Exit(ExitCode.FAILED)
 
 
 def _yes(value: bool | None) -> str:
@@ -144,9 +163,14 @@ def _yes(value: bool | None) -> str:
 
 
 def _status_lines(status: ServiceStatus) -> list[tuple[str, str]]:
-    rows = [("Service", f"{status.name} ({status.manager})"), ("File", str(status.path))]
+    manager = status.manager or "no service manager is running here"
+    rows = [("Service", f"{status.name} ({manager})"), ("File", str(status.path))]
     if not status.installed:
         rows.append(("Installed", "no: `loomsync service install` sets it up"))
+    elif status.manager is None:
+        rows.append(("Installed", "yes, but no service manager is running here"))
+        if status.command:
+            rows.append(("Command", shlex.join(status.command)))
     else:
         command = shlex.join(status.command) if status.command else "(no command found)"
         if status.stale:
@@ -169,8 +193,10 @@ def _status_lines(status: ServiceStatus) -> list[tuple[str, str]]:
 def status(manager: ManagerOption = None, as_json: JsonOption = False) -> None:
     """Show whether the service is installed, enabled and running, and where its logs go.
 
-    Exits 0 when it is installed and running, 1 otherwise."""
-    found = _manager(manager).status()
+    Exits 0 when it is installed and running, 1 otherwise (no service manager here: 1, and
+    ``--json`` still prints the status, ``manager`` null and ``problem`` saying why)."""
+    chosen, why = _manager(manager)
+    found = chosen.status(why)
     if as_json:
         render.print_json(console, found.as_dict())
     else:

@@ -133,7 +133,8 @@ class ServiceStatus:
     """What ``loomsync service status`` reports (``--json``: :meth:`as_dict`).
 
     Attributes:
-        manager: ``systemd`` or ``launchd``.
+        manager: ``systemd`` or ``launchd``; None when that platform's manager is not running
+            here (the file is still looked for: ``installed`` may be true).
         name: the unit's name or the agent's label.
         path: the unit or plist file.
         installed: the file exists.
@@ -148,7 +149,7 @@ class ServiceStatus:
         problem: why the manager could not be asked (None when it answered).
     """
 
-    manager: str
+    manager: str | None
     name: str
     path: Path
     installed: bool
@@ -186,6 +187,29 @@ class InstallPlan:
     changed: bool = True
 
 
+@dataclass(frozen=True)
+class Removal:
+    """What :meth:`ServiceManager.uninstall` did.
+
+    Attributes:
+        removed: something was installed (a file, a loaded agent) and its file is gone now.
+        failed: the manager steps that could not be done (stop, disable, reload), one line
+            each (a :class:`~loomsync.errors.ServiceError`'s text, or why no manager was asked).
+    """
+
+    removed: bool
+    failed: list[str] = field(default_factory=list)
+
+
+def put_back(path: Path, old: bytes | None) -> None:
+    """Undo a :func:`write_file` of ``path``: ``old`` written again, or the file removed when
+    there was none (``old`` None). Raises OSError as :func:`write_file` does."""
+    if old is None:
+        path.unlink(missing_ok=True)
+    else:
+        write_file(path, old)
+
+
 class ServiceManager(Protocol):
     """A service manager ``loomsync service`` drives (:mod:`loomsync.service.systemd`,
     :mod:`loomsync.service.launchd`)."""
@@ -213,31 +237,33 @@ class ServiceManager(Protocol):
         """Write the file, load, enable and (re)start the service; the plan carried out.
 
         Raises:
-            ServiceError: a manager command failed (the file is written by then).
+            ServiceError: a manager command failed (the file is written by then, except when
+                the first step, loading it, failed: the file is then put back as it was).
             OSError: the file could not be written.
         """
         ...
 
-    def uninstall(self) -> bool:
-        """Stop, disable and remove the service; False when nothing was installed.
-
-        Raises:
-            ServiceError: the manager refused to stop it (the file is kept).
-        """
+    def uninstall(self, why_not: str | None = None) -> Removal:
+        """Stop, disable and remove the service. The file is removed even when the manager
+        cannot be asked or refuses a step (``failed`` says which); ``why_not`` (why no manager
+        runs here) skips asking it. Never raises ServiceError."""
         ...
 
-    def status(self) -> ServiceStatus:
+    def status(self, why_not: str | None = None) -> ServiceStatus:
         """What is installed and running now (never raises for a missing manager: the
-        status says so in ``problem``)."""
+        status says so in ``problem``); ``why_not`` (why no manager runs here) skips asking
+        the manager: ``manager`` is then None and ``problem`` says why."""
         ...
 
 
 __all__ = [
     "XDG_FOLDERS",
     "InstallPlan",
+    "Removal",
     "ServiceManager",
     "ServiceStatus",
     "left_out",
+    "put_back",
     "run_tool",
     "service_environment",
     "stale",

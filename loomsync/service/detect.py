@@ -22,7 +22,7 @@ from typing import Literal
 
 from loomsync.config import default_paths
 from loomsync.errors import NoServiceManagerError, ServiceError
-from loomsync.service.base import ServiceManager, run_tool, watch_command
+from loomsync.service.base import ServiceManager, run_tool, service_environment, watch_command
 from loomsync.service.launchd import LaunchAgent
 from loomsync.service.systemd import SystemdUserService
 
@@ -55,6 +55,36 @@ def watch_log() -> Path:
     return default_paths().state_dir / "watch.log"
 
 
+def detect(
+    forced: Manager | None = None, env: Mapping[str, str] | None = None
+) -> tuple[ServiceManager, str | None]:
+    """The platform's service manager (``forced``: that one, nothing probed) and why it is
+    not running here (None: usable). ``install --dry-run``, ``status`` and ``uninstall`` work
+    on its file even when no manager runs (issue 17 item 2; docs/client.md).
+
+    Raises:
+        NoServiceManagerError: the platform has neither systemd nor launchd (not Linux, not
+            macOS).
+        ServiceError: the ``loomsync`` executable cannot be found (:func:`watch_command`).
+    """
+    env = os.environ if env is None else env
+    if forced == "systemd":
+        return SystemdUserService(env=env), None
+    if forced == "launchd" or (forced is None and sys.platform == "darwin"):
+        return LaunchAgent(env=env), None
+    if sys.platform.startswith("linux"):
+        return SystemdUserService(env=env), systemd_usable(env)
+    raise unusable(f"no systemd or launchd on {sys.platform}", env)
+
+
+def unusable(why: str, env: Mapping[str, str] | None = None) -> NoServiceManagerError:
+    """The error ``install`` raises without a service manager: why, and the ``loomsync
+    watch`` command line, log file and XDG variables to run it another way with."""
+    return NoServiceManagerError(
+        shlex.join(watch_command()), watch_log(), why, environment=service_environment(env)
+    )
+
+
 def choose(forced: Manager | None = None, env: Mapping[str, str] | None = None) -> ServiceManager:
     """The service manager to use: ``forced``, else the platform's (module docstring).
 
@@ -62,20 +92,10 @@ def choose(forced: Manager | None = None, env: Mapping[str, str] | None = None) 
         NoServiceManagerError: none is usable here (the message says why).
         ServiceError: the ``loomsync`` executable cannot be found (:func:`watch_command`).
     """
-    env = os.environ if env is None else env
-    if forced == "systemd":
-        return SystemdUserService(env=env)
-    if forced == "launchd":
-        return LaunchAgent(env=env)
-    if sys.platform == "darwin":
-        return LaunchAgent(env=env)
-    if sys.platform.startswith("linux"):
-        why = systemd_usable(env)
-        if why is None:
-            return SystemdUserService(env=env)
-    else:
-        why = f"no systemd or launchd on {sys.platform}"
-    raise NoServiceManagerError(shlex.join(watch_command()), watch_log(), why)
+    chosen, why = detect(forced, env)
+    if why is not None:
+        raise unusable(why, env)
+    return chosen
 
 
-__all__ = ["MANAGERS", "Manager", "choose", "systemd_usable", "watch_log"]
+__all__ = ["MANAGERS", "Manager", "choose", "detect", "systemd_usable", "unusable", "watch_log"]

@@ -22,6 +22,7 @@ from typing import Any
 from loomsync.errors import ServiceError
 from loomsync.service.base import (
     InstallPlan,
+    Removal,
     ServiceStatus,
     run_tool,
     service_environment,
@@ -157,15 +158,25 @@ class LaunchAgent:
             run_tool(step)
         return plan
 
-    def uninstall(self) -> bool:
-        """``bootout`` when loaded, then remove the plist; False when neither was there."""
-        loaded = self._printed() is not None
-        if loaded:
-            run_tool(["launchctl", "bootout", self.target])
+    def uninstall(self, why_not: str | None = None) -> Removal:
+        """``bootout`` when loaded, then remove the plist; ``removed`` False when neither was
+        there. The plist is removed even when ``bootout`` fails or ``why_not`` says launchd
+        cannot be asked here (``failed`` says what was not done)."""
+        failed: list[str] = []
+        loaded = False
+        if why_not is not None:
+            failed.append(f"no service manager is running here ({why_not})")
+        else:
+            loaded = self._printed() is not None
+            if loaded:
+                try:
+                    run_tool(["launchctl", "bootout", self.target])
+                except ServiceError as exc:
+                    failed.append(str(exc))
         if not self.path.exists():
-            return loaded
+            return Removal(removed=loaded, failed=failed if loaded else [])
         self.path.unlink(missing_ok=True)
-        return True
+        return Removal(removed=True, failed=failed)
 
     def _disabled(self) -> bool | None:
         try:
@@ -175,16 +186,20 @@ class LaunchAgent:
         found = re.search(rf'"{re.escape(LABEL)}" => (\w+)', done.stdout)
         return found is not None and found.group(1) in ("disabled", "true")
 
-    def status(self) -> ServiceStatus:
-        """The plist, ``launchctl print`` (state, pid) and the start time ``ps`` gives."""
+    def status(self, why_not: str | None = None) -> ServiceStatus:
+        """The plist, ``launchctl print`` (state, pid) and the start time ``ps`` gives; only
+        the plist when ``why_not`` says launchd cannot be asked here (``manager`` None)."""
         data, command = self._current()
         problem: str | None = None
         printed: str | None = None
-        try:
-            done = run_tool(["launchctl", "print", self.target], check=False)
-            printed = done.stdout if done.returncode == 0 else None
-        except ServiceError as exc:  # no launchctl
-            problem = str(exc)
+        if why_not is not None:
+            problem = f"no service manager is running here ({why_not})"
+        else:
+            try:
+                done = run_tool(["launchctl", "print", self.target], check=False)
+                printed = done.stdout if done.returncode == 0 else None
+            except ServiceError as exc:  # no launchctl
+                problem = str(exc)
         state = (_field(printed, "state") or "unknown") if printed else "not loaded"
         pid_text = _field(printed, "pid") if printed else None
         pid = int(pid_text) if pid_text and pid_text.isdigit() else None
@@ -197,7 +212,7 @@ class LaunchAgent:
                 since = None
         disabled = self._disabled() if problem is None else None
         return ServiceStatus(
-            manager=self.manager,
+            manager=self.manager if why_not is None else None,
             name=LABEL,
             path=self.path,
             installed=data is not None,

@@ -24,7 +24,9 @@ from loomsync.core.version import __version__
 from loomsync.errors import ServiceError
 from loomsync.service.base import (
     InstallPlan,
+    Removal,
     ServiceStatus,
+    put_back,
     run_tool,
     service_environment,
     stale,
@@ -160,42 +162,79 @@ class SystemdUserService:
         )
 
     def install(self) -> InstallPlan:
-        """Write the unit (mode 0644), reload the manager, enable and (re)start the unit."""
+        """Write the unit (mode 0644), reload the manager, enable and (re)start the unit.
+
+        When ``daemon-reload`` (the first step) fails, the unit is put back as it was (removed
+        when there was none), so ``status`` and ``uninstall`` find what the manager has.
+
+        Raises:
+            ServiceError: a ``systemctl`` step failed (the message says whether the unit was
+                put back).
+            OSError: the unit could not be written.
+        """
         plan = self.plan()
+        old, _ = self._current()
         write_file(plan.path, plan.text.encode())
-        for step in plan.steps:
+        first, *rest = plan.steps
+        try:
+            run_tool(first)
+        except ServiceError as exc:
+            put_back(plan.path, None if old is None else old.encode())
+            undone = "removed again" if old is None else "put back as it was"
+            raise ServiceError(f"{exc} (nothing was installed: {plan.path} {undone})") from None
+        for step in rest:
             run_tool(step)
         return plan
 
-    def uninstall(self) -> bool:
-        """``disable --now``, remove the unit, ``daemon-reload``, ``reset-failed``; False
-        (nothing run) when no unit file is there."""
+    def uninstall(self, why_not: str | None = None) -> Removal:
+        """``disable --now``, remove the unit, ``daemon-reload``, ``reset-failed``; nothing
+        run when no unit file is there (``removed`` False). The file is removed even when a
+        step fails or ``why_not`` says no manager runs here (``failed`` says what was not
+        done)."""
         if not self.path.exists():
-            return False
-        run_tool(["systemctl", "--user", "disable", "--now", NAME])
+            return Removal(removed=False)
+        if why_not is not None:
+            self.path.unlink(missing_ok=True)
+            return Removal(removed=True, failed=[f"no service manager is running here ({why_not})"])
+        failed: list[str] = []
+        try:
+            run_tool(["systemctl", "--user", "disable", "--now", NAME])
+        except ServiceError as exc:
+            failed.append(str(exc))
         self.path.unlink(missing_ok=True)
-        run_tool(["systemctl", "--user", "daemon-reload"])
-        run_tool(["systemctl", "--user", "reset-failed", NAME], check=False)  # may be clean
-        return True
+        try:
+            run_tool(["systemctl", "--user", "daemon-reload"])
+            run_tool(["systemctl", "--user", "reset-failed", NAME], check=False)  # may be clean
+        except ServiceError as exc:
+            failed.append(str(exc))
+        return Removal(removed=True, failed=failed)
 
-    def status(self) -> ServiceStatus:
-        """The unit file and ``systemctl --user show``'s properties of the unit."""
-        text, command = self._current()
-        problem: str | None = None
-        shown: dict[str, str] = {}
+    def _show(self, shown: dict[str, str]) -> str | None:
+        """Fill ``shown`` with ``systemctl --user show``'s properties; why it could not be
+        asked (None: it answered)."""
         try:
             done = run_tool(
                 ["systemctl", "--user", "show", NAME, f"--property={','.join(PROPERTIES)}"],
                 check=False,
             )
         except ServiceError as exc:  # no systemctl to ask; the file still tells
-            problem = str(exc)
+            return str(exc)
+        if done.returncode != 0:
+            said = (done.stderr.strip() or done.stdout.strip() or "no answer").splitlines()
+            return f"the systemd user manager did not answer: {said[-1]}"
+        shown.update(parse_show(done.stdout))
+        return None
+
+    def status(self, why_not: str | None = None) -> ServiceStatus:
+        """The unit file and ``systemctl --user show``'s properties of the unit; only the
+        file when ``why_not`` says no manager runs here (``manager`` None)."""
+        text, command = self._current()
+        problem: str | None = None
+        shown: dict[str, str] = {}
+        if why_not is not None:
+            problem = f"no service manager is running here ({why_not})"
         else:
-            if done.returncode == 0:
-                shown = parse_show(done.stdout)
-            else:
-                said = (done.stderr.strip() or done.stdout.strip() or "no answer").splitlines()
-                problem = f"the systemd user manager did not answer: {said[-1]}"
+            problem = self._show(shown)
         active = shown.get("ActiveState", "")
         running = active in ("active", "reloading")
         pid = int(shown.get("MainPID", "0") or 0)
@@ -209,7 +248,7 @@ class SystemdUserService:
             state = f"{active} ({shown.get('SubState', '')})" if active else "unknown"
         unit_state = shown.get("UnitFileState", "")
         return ServiceStatus(
-            manager=self.manager,
+            manager=self.manager if why_not is None else None,
             name=NAME,
             path=self.path,
             installed=text is not None,

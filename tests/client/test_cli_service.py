@@ -6,7 +6,9 @@ The systemd unit is read back with configparser and checked by ``systemd-analyze
 launchd plist is read back with plistlib. What the CLI asked the manager to do is read from
 the stand-in's log: daemon-reload then enable --now; over a stale unit, enable and restart;
 uninstall's disable --now, removal and reload, twice without harm; status's show properties.
-Without a service manager the command says how to run ``loomsync watch`` instead (exit 1).
+Without a service manager the command says how to run ``loomsync watch`` instead (exit 1),
+its cron line carrying the unit's variables; the rest of that case is
+tests/client/test_cli_service_no_manager.py.
 Nothing here depends on what ``loomsync watch`` does (issue 17 item 1).
 """
 
@@ -29,6 +31,7 @@ from tests.client.service_managers import FakeManager
 UNIT = "loomsync-watch.service"
 LABEL = "dev.loomsync.watch"
 WATCH = f"{LOOMSYNC} watch"
+XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="detection picks launchd on macOS"
 )
@@ -282,6 +285,7 @@ def test_without_a_service_manager_it_says_how_to_run_watch(
     assert done.code == 1
     assert done.out == ""
     log = person.home / ".local" / "state" / "loomsync" / "watch.log"
+    xdg = " ".join(f"{name}={person.env[name]}" for name in XDG)  # what the unit carries
     assert done.err.splitlines() == [
         f"error: {why}, so `loomsync service` cannot run `loomsync watch` for you (nothing was "
         "installed). Run it another way:",
@@ -290,7 +294,7 @@ def test_without_a_service_manager_it_says_how_to_run_watch(
         "  in a tmux session you can come back to (tmux attach -t loomsync):",
         f"    tmux new-session -d -s loomsync '{WATCH}'",
         "  at every boot: add this line with `crontab -e`:",
-        f"    @reboot {WATCH} >> {log} 2>&1",
+        f"    @reboot PYTHONUNBUFFERED=1 {xdg} {WATCH} >> {log} 2>&1",
     ]
     assert not (person.home / ".config" / "systemd").exists()
 
