@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from loomsync.errors import (
         AmbiguousThreadIdError,
         AuthError,
+        BadArgumentError,
         ConfigError,
         ConflictError,
         CorruptThreadError,
@@ -99,6 +100,7 @@ _EXPORTS = {
     "WatchRunningError": "loomsync.errors",
     "AmbiguousThreadIdError": "loomsync.errors",
     "NotAThreadIdError": "loomsync.errors",
+    "BadArgumentError": "loomsync.errors",
     "NotLoggedInError": "loomsync.errors",
     "TokenRefusedError": "loomsync.errors",
     "NetworkError": "loomsync.errors",
@@ -147,6 +149,7 @@ __all__ = [
     "AgentState",
     "AmbiguousThreadIdError",
     "AuthError",
+    "BadArgumentError",
     "ClientConfig",
     "ClientPaths",
     "ConfigError",

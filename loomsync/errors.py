@@ -176,6 +176,21 @@ class TokenRefusedError(AuthError):
     """
 
 
+def token_refused_text(server: str | None = None, reason: str | None = None) -> str:
+    """The one wording of a 401 (issue 16 item 3) for every layer: the CLI's lines
+    (:func:`loomsync.cli.messages.token_refused`), a sync entry's last error and an online
+    search's fallback note, which ``loomsync mcp`` hands an agent. It names the next step,
+    e.g. ``the server refused the token (Signature has expired): run `loomsync login --server
+    http://… --token TOKEN` with a new token``. ``server``: its address, for the command to
+    paste (``URL`` when unknown); ``reason``: the server's detail, without its full stop
+    (default ``expired, revoked or not valid``). Raw text."""
+    why = (reason or "").strip().rstrip(".").strip() or "expired, revoked or not valid"
+    return (
+        f"the server refused the token ({why}): run "
+        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
+    )
+
+
 class RemoteNotFoundError(SyncError, ThreadNotFoundError):
     """404 from the server: no such thread, or not readable by this user."""
 
@@ -289,8 +304,13 @@ class QueueUnreadableError(LoomsyncError):
 MAX_LISTED = 10
 
 
-class NotAThreadIdError(InvalidInputError):
-    """Neither a thread id nor a prefix of one (``open`` makes it a usage error)."""
+class BadArgumentError(InvalidInputError):
+    """A command-line value the command cannot take: a message number past the thread, a
+    cursor that is not one (exit code 2, a usage mistake: :mod:`loomsync.cli.exits`)."""
+
+
+class NotAThreadIdError(BadArgumentError):
+    """Neither a thread id nor a prefix of one (a usage mistake, exit code 2)."""
 
 
 class AmbiguousThreadIdError(InvalidInputError):
@@ -321,6 +341,7 @@ __all__ = [
     "MAX_LISTED",
     "AmbiguousThreadIdError",
     "AuthError",
+    "BadArgumentError",
     "ConfigError",
     "ConflictError",
     "CorruptThreadError",
@@ -343,4 +364,5 @@ __all__ = [
     "TokenRefusedError",
     "UnsupportedOperationError",
     "WatchRunningError",
+    "token_refused_text",
 ]

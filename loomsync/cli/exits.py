@@ -33,8 +33,8 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from loomsync.errors import (
+    BadArgumentError,
     NetworkError,
-    NotAThreadIdError,
     NotLoggedInError,
     ServerError,
     TokenRefusedError,
@@ -67,9 +67,10 @@ def worst(codes: Iterable[ExitCode]) -> ExitCode:
 def for_error(exc: BaseException) -> ExitCode:
     """The code for an error a command let through (:func:`loomsync.cli.main.main`):
     LOGIN for :class:`NotLoggedInError` and :class:`TokenRefusedError`, UNREACHABLE for
-    :class:`NetworkError` and :class:`ServerError`, USAGE for :class:`NotAThreadIdError`
-    (``show e47``: a usage mistake, as typer's), else FAILED."""
-    if isinstance(exc, NotAThreadIdError):
+    :class:`NetworkError` and :class:`ServerError`, USAGE for :class:`BadArgumentError`
+    (``show e47``, ``show ID --from 99``, ``list --cursor nope``: a usage mistake, as typer's),
+    else FAILED."""
+    if isinstance(exc, BadArgumentError):
         return ExitCode.USAGE
     if isinstance(exc, NotLoggedInError | TokenRefusedError):
         return ExitCode.LOGIN

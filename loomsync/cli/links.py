@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from loomsync.cli import render
+from loomsync.cli.tables import Column
 from loomsync.errors import ThreadNotFoundError
 from loomsync.http.client import ThreadSyncClient
 from loomsync.http.sharelinks import ShareLink
@@ -108,31 +109,40 @@ def create(
     )
 
 
-def _uses(link: ShareLink) -> str:
-    if not link.use_count:
-        return "never used"
-    times = "once" if link.use_count == 1 else f"{link.use_count} times"
-    return f"used {times}, last {render.when(link.last_used_at)}"
-
-
-def link_line(link: ShareLink) -> str:
-    """``<id>  live  expires 2026-12-08 14:53  used 3 times, last 2026-12-01 15:00  created
-    2026-12-01 14:53 by alice`` (printable: the creator's id comes from the server)."""
+def _until(link: ShareLink) -> str:
     if link.state == "revoked":
-        ends = f"revoked {render.when(link.revoked_at)}"
-    elif link.expires_at is None:
-        ends = "never expires"
-    else:
-        verb = "expired" if link.state == "expired" else "expires"
-        ends = f"{verb} {render.when(link.expires_at)}"
-    made = f"created {render.when(link.created_at)} by {link.created_by or '?'}"
-    return printable(f"{link.id}  {link.state:<7}  {ends}  {_uses(link)}  {made}")
+        return render.when(link.revoked_at)
+    return render.when(link.expires_at) if link.expires_at is not None else "never"
+
+
+def link_columns() -> list[Column[ShareLink]]:
+    """The columns of ``share ID --links`` (issue 16 item 1, the class: review item 2), as
+    :func:`loomsync.cli.render.print_table` lays them out: ID (whole: ``--revoke`` takes it),
+    STATE (``live``, ``expired``, ``revoked``), UNTIL (UTC: when it expires, expired or was
+    revoked; ``never``), USES, LAST USED, CREATED, BY (the creator's id, from the server). At
+    80 columns CREATED, then LAST USED are left out, and BY is cut with ``…``."""
+    return [
+        Column[ShareLink]("ID", lambda k: k.id, style="cyan"),
+        Column("STATE", lambda k: k.state),
+        Column("UNTIL", _until),
+        Column("USES", lambda k: str(k.use_count or 0), justify="right"),
+        Column("LAST USED", lambda k: render.when(k.last_used_at), drop=2),
+        Column("CREATED", lambda k: render.when(k.created_at), drop=3),
+        Column("BY", lambda k: k.created_by or "-", shrink=True, min_width=6, drop=1),
+    ]
 
 
 def show(
-    client: ThreadSyncClient, thread_id: str, *, as_json: bool, console: TerminalConsole
+    client: ThreadSyncClient,
+    thread_id: str,
+    *,
+    as_json: bool,
+    console: TerminalConsole,
+    errors: TerminalConsole,
 ) -> None:
-    """Print the thread's links, newest first (one line each, or ``--json``)."""
+    """Print the thread's links, newest first, as a table (one line each: fitted at a
+    terminal, tab-separated when piped), or ``--json``. The count line goes to stdout at a
+    terminal, to ``errors`` (stderr) when piped, so a pipe holds only the rows."""
     links = client.list_share_links(thread_id)
     if as_json:
         render.print_json(console, {"thread_id": thread_id, "links": list(map(_link_dict, links))})
@@ -141,9 +151,9 @@ def show(
         console.print(printable(f"{thread_id} has no share links."))
         return
     live = sum(link.state == "live" for link in links)
-    console.print(printable(f"{len(links)} share link(s) of {thread_id}, {live} live:"))
-    for link in links:
-        console.print(link_line(link))
+    said = printable(f"{len(links)} share link(s) of {thread_id}, {live} live:")
+    (console if console.is_terminal else errors).print(said, soft_wrap=True)
+    render.print_table(console, link_columns(), links)
 
 
 def revoke(
@@ -156,4 +166,4 @@ def revoke(
     )
 
 
-__all__ = ["create", "link_line", "parse_expires", "refuse_private", "revoke", "show"]
+__all__ = ["create", "link_columns", "parse_expires", "refuse_private", "revoke", "show"]

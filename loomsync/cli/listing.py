@@ -38,7 +38,7 @@ from loomsync.cli.main import (
 )
 from loomsync.config import load_config
 from loomsync.core.document.ids import PREFIX
-from loomsync.errors import RefusedError
+from loomsync.errors import BadArgumentError, RefusedError
 from loomsync.store import shortids as ids
 from loomsync.store import shown
 from loomsync.store.summaries import SortKey, sort_key
@@ -66,11 +66,12 @@ def parse_local_cursor(cursor: str) -> SortKey:
     """The key a :func:`local_cursor` holds.
 
     Raises:
-        typer.BadParameter: not one (exit code 2; a ``--server`` cursor says so).
+        BadArgumentError: not one (a bad argument value: exit code 2; a ``--server``
+            cursor says so).
     """
     match = _CURSOR.fullmatch(cursor.strip().lower())
     if match is None:
-        raise typer.BadParameter(messages.not_a_cursor(cursor), param_hint="'--cursor'")
+        raise BadArgumentError(messages.not_a_cursor(cursor))
     micros, digits = match.groups()
     return int(micros, 16), f"{PREFIX}{uuid.UUID(digits)}"
 
@@ -95,9 +96,7 @@ def _server_rows(
         except RefusedError as exc:
             if cursor is None or exc.status != 400 or rows:
                 raise
-            raise typer.BadParameter(
-                messages.not_a_server_cursor(cursor, exc.detail), param_hint="'--cursor'"
-            ) from None
+            raise BadArgumentError(messages.not_a_server_cursor(cursor, exc.detail)) from None
         _warn(str(entry) for entry in page.skipped)
         rows += page.threads
         cursor = page.next_cursor

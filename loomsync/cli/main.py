@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -26,7 +25,7 @@ from loomsync.config import clear_login, default_paths, load_config, save_login
 from loomsync.core.document.model import Thread
 from loomsync.core.version import __version__
 from loomsync.errors import AuthError, InvalidInputError, NotLoggedInError
-from loomsync.http.connect import open_store
+from loomsync.http.connect import syncing_store
 from loomsync.store import shortids
 from loomsync.terminal import TerminalConsole, printable
 
@@ -80,16 +79,8 @@ def _main(
     """Keep, sync and search the conversations of AI coding agents."""
 
 
-@contextmanager
-def _store() -> Iterator[SyncingThreadStore]:
-    from loomsync.sync.syncing import SyncingThreadStore
-
-    store = open_store(background=False)
-    assert isinstance(store, SyncingThreadStore)
-    try:
-        yield store
-    finally:
-        store.close()
+#: The store of one command, closed at the end of its ``with`` block.
+_store = syncing_store
 
 
 def _require_login(store: SyncingThreadStore) -> ThreadSyncClient:
@@ -122,8 +113,8 @@ def login(
             try:
                 client.list_threads(limit=1)
             except AuthError as exc:  # exit code 3: nothing is stored
-                raise NotLoggedInError(
-                    f"{server} refused the token ({exc.status}): {exc.detail}"
+                raise NotLoggedInError(  # nothing stored; the one wording of a 401
+                    f"nothing saved: {messages.token_refused(server, exc.detail)}"
                 ) from None
     paths = default_paths()
     save_login(paths, server, token)

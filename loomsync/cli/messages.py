@@ -33,6 +33,7 @@ from loomsync.errors import (
     ThreadNotFoundError,
     TokenRefusedError,
     WatchRunningError,
+    token_refused_text,
 )
 from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
 
@@ -43,18 +44,22 @@ SAVED_OFFLINE = "saved locally; will sync when the server is reachable"
 SAVED_NOT_LOGGED_IN = "saved locally (not logged in)"
 
 
+def detail(text: str | None, default: str) -> str:
+    """The server's ``text`` (a problem's ``detail``) to put inside a sentence, in
+    parentheses: stripped, without its closing full stop, so ``(… links.).`` never shows
+    (issue 16 review item 5); ``default`` when there is none. Raw text."""
+    return (text or "").strip().rstrip(".").strip() or default
+
+
 def token_refused(server: str | None = None, reason: str | None = None) -> str:
-    """The one wording of a 401, for every command (issue 16 item 3): ``the server refused
-    the token (The bearer token is invalid: Signature has expired): run `loomsync login --server http://… --token TOKEN` with a
-    new token``. ``server``: its address, for the command to paste; ``reason``: the server's
-    detail (default ``expired, revoked or not valid``). Raw text."""
-    why = (reason or "").strip().rstrip(".") or "expired, revoked or not valid"
+    """The one wording of a 401, for every command (issue 16 item 3): built by
+    :func:`loomsync.errors.token_refused_text`, which the sync and the MCP server use too,
+    except when the token comes from ``LOOMSYNC_TOKEN`` (a login cannot replace it: the
+    variable must change, :func:`env_token_next_step`). Raw text."""
     if "LOOMSYNC_TOKEN" in login_overrides():
+        why = detail(reason, "expired, revoked or not valid")
         return f"the server refused the token ({why}): {env_token_next_step()}"
-    return (
-        f"the server refused the token ({why}): run "
-        f"`loomsync login --server {server or 'URL'} --token TOKEN` with a new token"
-    )
+    return token_refused_text(server, reason)
 
 
 def env_token_next_step() -> str:
@@ -84,7 +89,7 @@ def not_on_server(thread_id: str, reason: str) -> str:
     the change stays here and in the sync queue as a failed entry, and how to retry or drop
     it. Raw text."""
     return (
-        f"done on this machine only: {reason.rstrip('.')}. The change waits in the sync queue as failed: "
+        f"done on this machine only: {detail(reason, 'refused')}. The change waits in the sync queue as failed: "
         f"`loomsync sync --retry-failed` tries it again, `loomsync sync --drop {thread_id}` "
         "drops it"
     )
@@ -111,6 +116,35 @@ STATUS_NOT_LOGGED_IN = (
     "Not logged in: threads are kept on this machine only; run "
     "`loomsync login --server URL --token TOKEN`."
 )
+#: ``status``'s ``User:`` line for a token that is not a JWT at all (newcomer finding 14).
+STATUS_NOT_A_TOKEN = "not a token: it holds no user or organization (the server will refuse it)"
+
+
+def status_not_logged_in(server: str | None) -> str:
+    """The last line of ``loomsync status`` when logged out; with the URL ``logout`` kept in
+    the advice when there is one (newcomer finding 14). Raw text."""
+    if not server:
+        return STATUS_NOT_LOGGED_IN
+    return (
+        "Not logged in: threads are kept on this machine only; run "
+        f"`loomsync login --server {server} --token TOKEN`."
+    )
+
+
+def token_file_loose(path: Path) -> str | None:
+    """A warning when the token file ``path`` can be read or written by others than its owner
+    (group or world bits set; newcomer finding 14), with the command that fixes it; None when
+    it is private or absent. Raw text."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return None
+    if not mode & 0o077:
+        return None
+    return (
+        f"the token file {path} can be read by others (mode {mode:04o}): run "
+        f"`chmod 600 {shlex.quote(str(path))}`"
+    )
 
 
 def status_token_expired(server: str) -> str:
@@ -139,8 +173,12 @@ def status_ready(failed: int) -> str:
     )
 
 
-def status_unreachable(server: str) -> str:
-    """The last line of ``loomsync status`` when ``server`` does not answer (raw text)."""
+def status_unreachable(server: str, queued: int = 0) -> str:
+    """The last line of ``loomsync status`` when ``server`` does not answer; ``queued``: the
+    changes waiting to sync (only then are changes "kept here"; newcomer finding 11). Raw
+    text."""
+    if not queued:
+        return f"Cannot reach {server}: is it running?"
     return (
         f"Cannot reach {server}: is it running? Changes are kept here and sent by the next "
         "`loomsync sync`."
@@ -248,8 +286,21 @@ def dropped_not_sent(thread_ids: Sequence[str], *, queued: bool) -> str:
     )
 
 
+def share_upload_refused(thread_id: str, reason: str | None) -> str:
+    """Why ``share`` did not widen a thread whose upload the server refused for good (a 413:
+    too large, say; newcomer finding 10): there is no copy on the server to share, and a
+    ``loomsync sync`` would be refused the same way. Raw text."""
+    why = (reason or "refused by the server").rstrip(".")
+    return (
+        f"the server refused its upload ({why}), so there is no copy there to share, and "
+        "`loomsync sync` would be refused the same way: change what the server refused "
+        f"(`loomsync sync --status` says why), or `loomsync sync --drop {thread_id}` to keep "
+        "it on this machine only"
+    )
+
+
 def not_a_cursor(cursor: str) -> str:
-    """Why ``list --cursor`` refused ``cursor`` (exit code 2)."""
+    """Why ``list --cursor`` refused ``cursor`` (a bad argument value: exit code 1)."""
     return (
         f"{cursor[:60]!r} is not a cursor of this machine's list: give the one the last "
         "`loomsync list` printed (a cursor of `list --server` works with --server only)"
@@ -257,8 +308,9 @@ def not_a_cursor(cursor: str) -> str:
 
 
 def not_a_server_cursor(cursor: str, reason: str | None) -> str:
-    """Why the server refused ``list --server --cursor`` (exit code 2)."""
-    why = f" ({reason.rstrip('.')})" if reason else ""
+    """Why the server refused ``list --server --cursor`` (a bad argument value: exit code
+    1)."""
+    why = f" ({detail(reason, '')})" if detail(reason, "") else ""
     return (
         f"the server did not take {cursor[:60]!r} as a cursor{why}: give the one the last "
         "`loomsync list --server` printed (a cursor of this machine's list works without "
@@ -267,7 +319,7 @@ def not_a_server_cursor(cursor: str, reason: str | None) -> str:
 
 
 def no_such_messages(first: int, last: int | None, count: int) -> str:
-    """Why ``show --from FIRST --to LAST`` refused (exit code 2): the thread holds messages
+    """Why ``show --from FIRST --to LAST`` refused (a bad argument value: exit code 1): the thread holds messages
     0 to ``count - 1`` (message numbers are API.md's 0-based ``message_index``)."""
     asked = f"--from {first}" + (f" --to {last}" if last is not None else "")
     if count == 0:
@@ -336,15 +388,17 @@ def describe(exc: BaseException) -> list[str]:
     if isinstance(exc, TokenRefusedError):
         return [token_refused(_server(exc) if exc.url else None, exc.detail) + "."]
     if isinstance(exc, AuthError) and exc.method is not None:
-        return [f"the server does not let you do that ({exc.detail or 'forbidden'})."]
+        return [f"the server does not let you do that ({detail(exc.detail, 'forbidden')})."]
     if isinstance(exc, NetworkError):
-        reason = (exc.detail or "no answer").rstrip(".")
-        return [
-            f"cannot reach {_server(exc)} ({reason}): is it running? Changes are kept here "
-            "and sent by the next `loomsync sync`."
-        ]
+        reason = detail(exc.detail, "no answer")
+        # a command that changed something says so itself (SAVED_OFFLINE): one that raised
+        # this changed nothing, so nothing is "kept here" (newcomer finding 11)
+        ask = "" if reason.endswith("?") else ": is it running?"  # it asked already
+        return [f"cannot reach {_server(exc)} ({reason}){ask}"]
     if isinstance(exc, ServerError) and exc.method is not None:
-        return [f"{_server(exc)} is having trouble ({exc.detail or exc.status}): try again later."]
+        return [
+            f"{_server(exc)} is having trouble ({detail(exc.detail, str(exc.status))}): try again later."
+        ]
     if isinstance(exc, ThreadNotFoundError) and str(exc) == f"thread {exc.thread_id} not found":
         return [
             f"no thread {exc.thread_id} on this machine (`loomsync list` shows them; log in to "
@@ -375,11 +429,13 @@ def for_agent(exc: BaseException) -> str:
 __all__ = [
     "MINE_AND_VISIBLE",
     "NOT_LOGGED_IN",
+    "STATUS_NOT_A_TOKEN",
     "STATUS_NOT_LOGGED_IN",
     "VISIBLE_NEEDS_LOGIN",
     "VISIBLE_NOT_LOCAL",
     "cannot",
     "describe",
+    "detail",
     "dropped_not_sent",
     "env_token_next_step",
     "for_agent",
@@ -391,9 +447,12 @@ __all__ = [
     "not_a_server_cursor",
     "not_on_server",
     "others_kept_here",
+    "share_upload_refused",
+    "status_not_logged_in",
     "status_ready",
     "status_token_expired",
     "status_token_refused",
     "status_unreachable",
+    "token_file_loose",
     "token_refused",
 ]

@@ -18,7 +18,7 @@ from loomsync.cli.main import app, console, errors
 from loomsync.config import default_paths, load_config
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import format_utc_minute
-from loomsync.errors import GoneError, NotLoggedInError, RemoteNotFoundError
+from loomsync.errors import BadArgumentError, GoneError, NotLoggedInError, RemoteNotFoundError
 from loomsync.store import shortids
 from loomsync.terminal import printable
 
@@ -76,8 +76,8 @@ def open_command(
                 thread = shortids.resolve(LocalThreadStore(paths.threads_dir), thread)
                 must_exist(client, str(ThreadId.parse(thread)))
             link = login_link(client, thread)
-        except (InvalidThreadId, shortids.NotAThreadIdError) as exc:
-            raise typer.BadParameter(str(exc), param_hint="'ID'") from None
+        except InvalidThreadId as exc:  # a bad value, as `show 5`: exit code 2
+            raise BadArgumentError(f"{thread!r} is not a thread id: {exc}") from None
     console.print(printable(link.url), soft_wrap=True)
     until = format_utc_minute(link.expires_at)
     errors.print(printable(f"The link works once, until {until} UTC."))

@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
-from loomsync.cli.tables import Column, fitted, tsv
+from loomsync.cli.tables import Column, cut, fitted, tsv
 from loomsync.core.document import codec, jsontext
 from loomsync.core.document.model import Message, Thread, format_utc_minute
 from loomsync.store.summary import SearchHit, SyncOutcome, ThreadSummary
@@ -55,8 +56,9 @@ def thread_columns(
     shown at a terminal (:func:`loomsync.store.shortids.abbreviations`); piped, the whole id.
     ``owners`` (``--scope visible``, issue 16 item 6): an OWNER column after the ID, the
     server's ``owner_id`` (the owner's login name, the ``sub`` of their token; API.md's
-    ThreadSummary has no display name), at least 10 cells, cut with ``…`` past them; at a
-    terminal too narrow for it, LAST ACTIVITY is then left out after BRANCH and MSGS.
+    ThreadSummary has no display name), at least 10 cells, cut with ``…`` past them. At a
+    terminal too narrow for every column, BRANCH, then MSGS, then LAST ACTIVITY are left out
+    (a ``--server`` listing's whole ids at 80 columns), so the state stays whole.
 
     One :class:`~loomsync.cli.tables.Column` per column: adding one is one line here."""
     shown = short or {}
@@ -70,8 +72,9 @@ def thread_columns(
         *([owner] if owners else []),
         Column("TITLE", lambda r: r.title or "(untitled)", shrink=True, min_width=10, weight=3),
         Column("MSGS", lambda r: str(r.message_count), justify="right", drop=1),
-        # with OWNER the whole server ids leave no room at 80 columns: left out after MSGS
-        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at), drop=1 if owners else 0),
+        # the whole ids of a server listing leave no room at 80 columns: left out after MSGS
+        # (only when needed: a local list's short ids keep it)
+        Column("LAST ACTIVITY", lambda r: when(r.last_activity_at), drop=1),
         Column("BRANCH", lambda r: r.git_branch or "-", shrink=True, min_width=6, drop=2),
         Column(
             "SYNC" if sync is not None else "VISIBILITY",
@@ -142,26 +145,48 @@ def snippet_text(snippet: str) -> Text:
 
 
 def search_hits(
-    hits: Sequence[SearchHit], *, mark_local: bool = False, owners: bool = False
+    hits: Sequence[SearchHit],
+    *,
+    mark_local: bool = False,
+    owners: bool = False,
+    width: int | None = None,
+    short: dict[str, str] | None = None,
 ) -> Group:
     """Each hit: id, (with ``owners``: ``by OWNER``, the thread's ``owner_id``, or ``by you``
     for a thread only this machine holds), title, score (with ``mark_local``, ``only on this
-    machine`` after a hit whose ``origin`` is ``local``); then its snippet, indented."""
+    machine`` after a hit whose ``origin`` is ``local``); then its snippet, indented.
+
+    ``width``: a terminal's width (None: piped, nothing cut). At a terminal each line fits it
+    (issue 16 item 1, "fix the class"): the id is the short one of ``short``
+    (:func:`loomsync.store.shortids.abbreviations`, this machine's threads) or whole, the
+    title is cut with ``…`` to the room the other parts leave, the snippet line ends in ``…``
+    past the width."""
     parts: list[RenderableType] = []
     for hit in hits:
-        head = Text()
-        head.append(hit.thread.id, style="cyan")
-        if owners:
-            head.append("  by " + printable(hit.thread.owner_id or "you"), style="magenta")
-        head.append("  " + printable(hit.thread.title or "(untitled)"), style="bold")
-        head.append(f"  score {hit.score:.2f}", style="dim")
-        if mark_local and hit.origin == "local":
-            head.append("  only on this machine", style="yellow")
+        ident = (short or {}).get(hit.thread.id, hit.thread.id) if width else hit.thread.id
+        by = "  by " + printable(hit.thread.owner_id or "you") if owners else ""
+        score = f"  score {hit.score:.2f}"
+        local = "  only on this machine" if mark_local and hit.origin == "local" else ""
+        title = hit.thread.title or "(untitled)"
+        if width:
+            room = width - cell_len(ident + by + score + local) - 2
+            shown_title = cut(title, max(room, 1))
+        else:
+            shown_title = printable(title)
+        head = Text(no_wrap=bool(width), overflow="ellipsis" if width else None)
+        head.append(ident, style="cyan")
+        head.append(by, style="magenta")
+        head.append("  " + shown_title, style="bold")
+        head.append(score, style="dim")
+        head.append(local, style="yellow")
         parts.append(head)
         if hit.snippet:
             where = f"message {hit.message_index}: " if hit.message_index is not None else ""
             line = Text("    " + where, style="dim")
             line.append_text(snippet_text(hit.snippet))
+            if width:
+                line.no_wrap, line.overflow = True, "ellipsis"
+                line.truncate(width, overflow="ellipsis")
             parts.append(line)
     return Group(*parts)
 

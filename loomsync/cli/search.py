@@ -36,6 +36,7 @@ from loomsync.cli.main import (
     console,
     errors,
 )
+from loomsync.store import shortids as ids
 from loomsync.store import shown
 from loomsync.store.summary import SearchResults, Syntax
 from loomsync.terminal import printable
@@ -110,6 +111,7 @@ def search(
             )
         results = shown.results(store.local.redaction, results)  # a server may hold them raw
         server_url = store.client.server_url if store.client is not None else None
+        short = _short_ids(results, ids.local_ids(store.local)) if console.is_terminal else None
     if as_json:
         render.print_json(console, results.model_dump(mode="json"))
         if results.token_refused:
@@ -129,12 +131,25 @@ def search(
     if results.hits:
         online = results.source == "server"
         console.print(
-            render.search_hits(results.hits, mark_local=online, owners=scope == "visible")
+            render.search_hits(
+                results.hits,
+                mark_local=online,
+                owners=scope == "visible",
+                width=console.width if console.is_terminal else None,
+                short=short,
+            )
         )
     if results.next_cursor is not None and results.source == "server":
         errors.print(Text(printable(messages.more_hits(results.next_cursor, limit))))
     if results.token_refused:
         raise typer.Exit(exits.ExitCode.LOGIN)
+
+
+def _short_ids(results: SearchResults, local: list[str]) -> dict[str, str]:
+    """The short ids of the hits this machine holds (a server-only thread keeps its whole
+    id: only a local one resolves from a prefix), as ``list`` shows them."""
+    here = set(local)
+    return ids.abbreviations((h.thread.id for h in results.hits if h.thread.id in here), local)
 
 
 __all__ = ["headline", "search"]

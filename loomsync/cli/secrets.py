@@ -163,9 +163,10 @@ def _upload_before_sharing(store: SyncingThreadStore, thread_id: str) -> str | N
     if outcome.status == "token_refused":
         refused = messages.token_refused(store.client.server_url)
         return f"its redacted copy is not on the server yet: {refused}, then share again"
-    why = "the server is unreachable" if outcome.status == "pending" else "the upload failed"
     detail = f" ({outcome.detail})" if outcome.detail else ""
-    return f"its redacted copy is not on the server yet: {why}{detail}; {retry}"
+    if outcome.status == "pending":
+        return f"its redacted copy is not on the server yet: the server is unreachable{detail}; {retry}"
+    return messages.share_upload_refused(thread_id, outcome.detail)
 
 
 def _refusal_code(store: SyncingThreadStore, thread_id: str) -> exits.ExitCode:
@@ -238,7 +239,7 @@ def _share_links(
                 client, thread, lifetime, as_json=as_json, console=console, errors=errors
             )
         elif links:
-            linkscli.show(client, thread, as_json=as_json, console=console)
+            linkscli.show(client, thread, as_json=as_json, console=console, errors=errors)
         else:
             assert revoke is not None
             linkscli.revoke(client, thread, revoke, console=console)

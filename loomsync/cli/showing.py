@@ -17,23 +17,23 @@ import typer
 from loomsync.cli import messages, pager, render
 from loomsync.cli.main import JsonOption, _load, _store, app, console
 from loomsync.core.document import codec
+from loomsync.errors import BadArgumentError
 
 
 def message_range(first: int | None, last: int | None, count: int) -> tuple[int, int | None]:
     """``(first, last)`` checked against a thread of ``count`` messages (None: the ends).
 
     Raises:
-        typer.BadParameter: ``first`` or ``last`` past the last message, or ``last`` before
-            ``first`` (exit code 2, :func:`loomsync.cli.messages.no_such_messages`).
+        BadArgumentError: ``first`` or ``last`` past the last message, or ``last`` before
+            ``first``: a bad argument value, exit code 2 as the table of
+            :mod:`loomsync.cli.exits` says (:func:`loomsync.cli.messages.no_such_messages`).
     """
     start = first or 0
     if first is None and last is None:
         return 0, None
     bad = start >= count or (last is not None and (last >= count or last < start))
     if bad:
-        raise typer.BadParameter(
-            messages.no_such_messages(start, last, count), param_hint="'--from' / '--to'"
-        )
+        raise BadArgumentError(messages.no_such_messages(start, last, count))
     return start, last
 
 

@@ -30,7 +30,7 @@ from rich.text import Text
 
 from loomsync.cli import messages, render
 from loomsync.cli.exits import ExitCode
-from loomsync.cli.main import JsonOption, _store, app, console
+from loomsync.cli.main import JsonOption, _store, app, console, errors
 from loomsync.cli.sync import _say
 from loomsync.cli.tokens import TokenFacts
 from loomsync.config import default_paths, load_config
@@ -175,6 +175,8 @@ def _server_line(found: Status) -> Text:
 
 
 def _user_line(token: TokenFacts) -> Text:
+    if not token.readable:
+        return Text(messages.STATUS_NOT_A_TOKEN, style="red")
     user = printable(token.user or "(no user in the token)")
     org = f", organization {printable(token.org)}" if token.org else ", no organization"
     return Text(f"{user}{org} (from the token)")
@@ -183,7 +185,9 @@ def _user_line(token: TokenFacts) -> Text:
 def _token_line(found: Status) -> Text:
     token = found.token
     assert token is not None
-    if token.expires_at is None:
+    if not token.readable:
+        line = Text("not a token: no expiry to read")
+    elif token.expires_at is None:
         line = Text("never expires (no exp claim)")
     elif token.expired(found.now):
         when = render.when(token.expires_at)
@@ -205,14 +209,14 @@ def _verdict(found: Status) -> Text:
     if state == "ready":
         return Text(messages.status_ready(found.queue.failed), style="green")
     if state == "not_logged_in":
-        return Text(messages.STATUS_NOT_LOGGED_IN, style="yellow")
+        return Text(messages.status_not_logged_in(found.server_url), style="yellow")
     server = found.server_url or "URL"
     if state == "token_expired":
         return Text(messages.status_token_expired(server), style="red")
     if state == "token_refused":
         detail = found.server.detail if found.server else None
         return Text(messages.status_token_refused(server, detail), style="red")
-    return Text(messages.status_unreachable(server), style="yellow")
+    return Text(messages.status_unreachable(server, found.queue.total), style="yellow")
 
 
 def _labelled(label: str, value: Text) -> Text:
@@ -268,6 +272,8 @@ def status(as_json: JsonOption = False) -> None:
         StoreFacts(root, folder_size(root), threads),
         datetime.now(UTC),
     )
+    if (loose := messages.token_file_loose(paths.token_file)) is not None:
+        errors.print(Text.assemble(("warning:", "yellow"), " ", printable(loose)))
     if as_json:
         render.print_json(console, found.as_dict() | {"requeue": found_requeue.as_dict()})
     else:

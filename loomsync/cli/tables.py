@@ -8,8 +8,9 @@ may be shortened) and the rows. It is printed one of two ways:
   ``shrink`` (ids, states, counts, times) keep their whole width; ``shrink`` columns (titles,
   branches, workspaces, errors) share what is left and end in ``…`` when cut, never below
   their ``min_width``. When even those minimums do not fit, the columns with a ``drop`` rank
-  are left out, highest rank first; a column without one (``LAST ERROR``, the ids, states) is
-  never left out.
+  are left out, highest rank first, and then the ``shrink`` columns go below their minimum;
+  a column without a rank (``LAST ERROR``, the ids, states) is never left out, and a whole
+  one is never cut while that helps (issue 16 review item 1).
 - **Piped** (:func:`tsv`): a header line, then one line per row, tab-separated, nothing cut,
   no colour, for ``cut -f`` and ``awk -F'\\t'``. Every cell is made printable
   (:func:`loomsync.terminal.printable`), so a tab or newline inside a title is written ``\\t``
@@ -93,7 +94,10 @@ def widths(
 
     ``cells`` are the printable terminal cells, one list per row. Whole columns take their
     widest cell (or header); ``shrink`` columns get their minimum, then what is left, shared in
-    proportion to their ``weight`` (none past its widest cell).
+    proportion to their ``weight`` (none past its widest cell). When the columns at their
+    minimum are wider than ``width``, the ``drop`` columns are left out (highest rank first)
+    and then the ``shrink`` columns go below their minimum: a whole column is never cut while
+    that can be helped (only whole columns wider than ``width`` together are).
     """
     natural = [
         max([cell_len(c.header), *(cell_len(row[i]) for row in cells)])
@@ -111,6 +115,13 @@ def widths(
         if needed() <= width:
             break
         shown.remove(i)
+    # still too wide: the shrink columns go below their minimum (to a lone "…") before a
+    # whole column (an id, a state) loses a cell (issue 16 review item 1)
+    for _ in range(max(needed() - width, 0)):
+        thin = [i for i in shown if columns[i].shrink and least[i] > 1]
+        if not thin:
+            break
+        least[max(thin, key=lambda i: least[i])] -= 1
     given = {i: least[i] for i in shown}
     spare = width - needed()
     growing = [i for i in shown if columns[i].shrink]

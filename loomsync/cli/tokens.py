@@ -44,6 +44,9 @@ class TokenFacts:
     org: str | None
     expires_at: datetime | None
     issued_at: datetime | None
+    #: False when ``token`` is not a readable JWT at all (no claims): ``status`` says "not a
+    #: token" rather than "no user" and "never expires" (newcomer finding 14).
+    readable: bool = True
 
     @classmethod
     def of(cls, token: str) -> TokenFacts:
@@ -55,6 +58,7 @@ class TokenFacts:
             org if isinstance(org, str) else None,
             _time(found.get("exp")),
             _time(found.get("iat")),
+            bool(found),
         )
 
     def expired(self, now: datetime) -> bool:

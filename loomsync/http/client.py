@@ -40,6 +40,7 @@ from loomsync.errors import (
 )
 from loomsync.http import idempotency, responses
 from loomsync.http.problems import error_for
+from loomsync.http.reasons import transport_reason
 from loomsync.http.responses import SkippedEntry
 from loomsync.http.sharelinks import ShareLinkCalls
 from loomsync.store.redaction import Redaction, default_redaction
@@ -209,11 +210,12 @@ class ThreadSyncClient(ShareLinkCalls):
                 method, path, content=content, headers=headers, params=params
             )
         except httpx.TransportError as exc:
+            reason = transport_reason(exc, self.server_url)  # words, not ConnectError/[Errno]
             raise NetworkError(
-                f"cannot reach {self.server_url}: {type(exc).__name__}: {exc}",
+                f"cannot reach {self.server_url}: {reason}",
                 method=method,
                 url=f"{self.server_url}{path}",
-                detail=str(exc),
+                detail=reason,
             ) from None
         if response.is_success:
             return response

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
@@ -70,4 +72,23 @@ def open_store(
     )
 
 
-__all__ = ["make_client", "open_store"]
+@contextmanager
+def syncing_store() -> Iterator[SyncingThreadStore]:
+    """The default store (:func:`open_store`, no background thread) for one command or one
+    tool call of ``loomsync mcp``, closed when the ``with`` block ends: the one helper of the
+    CLI and the MCP server (issue 16 review item 7).
+
+    Raises:
+        ConfigError: the configuration is invalid.
+    """
+    from loomsync.sync.syncing import SyncingThreadStore
+
+    store = open_store(background=False)
+    assert isinstance(store, SyncingThreadStore)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+__all__ = ["make_client", "open_store", "syncing_store"]

@@ -22,8 +22,7 @@ the SDK becomes a tool error worded by :func:`loomsync.cli.messages.for_agent`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -34,14 +33,14 @@ from loomsync.cli.messages import for_agent
 from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH, searchable
 from loomsync.core.version import __version__
 from loomsync.errors import LoomsyncError
-from loomsync.http.connect import open_store
+from loomsync.http.connect import syncing_store
 from loomsync.mcp import text
 from loomsync.store import shortids, shown
 from loomsync.store.summary import SearchHit, ThreadSummary
 from loomsync.terminal import printable
 
 if TYPE_CHECKING:
-    from loomsync.sync.syncing import SyncingThreadStore
+    pass
 
 INSTRUCTIONS = (
     "loomsync keeps the user's past coding-agent sessions (threads of messages: Codex, Claude "
@@ -139,16 +138,7 @@ ThreadRef = Annotated[
 Index = Annotated[int, Field(ge=0, le=10_000_000)]
 
 
-@contextmanager
-def _store() -> Iterator[SyncingThreadStore]:
-    from loomsync.sync.syncing import SyncingThreadStore
-
-    store = open_store(background=False)
-    assert isinstance(store, SyncingThreadStore)
-    try:
-        yield store
-    finally:
-        store.close()
+_store = syncing_store  # one tool call's store
 
 
 def _iso(row: ThreadSummary) -> str | None:

@@ -60,6 +60,7 @@ from loomsync.errors import (
     SyncError,
     ThreadNotFoundError,
     TokenRefusedError,
+    token_refused_text,
 )
 from loomsync.store.files import ensure_dir
 from loomsync.store.legacy import take_sharing
@@ -214,7 +215,7 @@ class SyncEngine:
             return outcome
         except TokenRefusedError as exc:
             self.token_refused = exc
-            detail = f"the server refused the token ({exc.detail or exc.status})"
+            detail = token_refused_text(self.client.server_url, exc.detail or str(exc.status))
             self.queue.wait_for_login(entry, detail)
             raise StopRun(SyncOutcome(thread_id, "token_refused", op, detail)) from None
         except AuthError as exc:

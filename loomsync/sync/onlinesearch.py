@@ -24,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loomsync.errors import AuthError, NetworkError, ServerError, TokenRefusedError
+from loomsync.errors import (
+    AuthError,
+    NetworkError,
+    ServerError,
+    TokenRefusedError,
+    token_refused_text,
+)
 from loomsync.store.local import LocalThreadStore
 from loomsync.store.summary import SearchHit, SearchResults, Syntax
 
@@ -82,7 +88,7 @@ def search(
         )
     except TokenRefusedError as exc:
         results = local_search(local, query, limit, syntax, workspace)
-        reason = f"the server refused the token ({exc.detail or exc.status})"
+        reason = token_refused_text(client.server_url, exc.detail or str(exc.status))
         return results.model_copy(update={"fallback_reason": reason, "token_refused": True})
     except (NetworkError, ServerError, AuthError) as exc:
         results = local_search(local, query, limit, syntax, workspace)

@@ -313,3 +313,23 @@ def test_offline_edits_exit_0_and_say_so_while_sync_exits_4(
     own_server.start()
     back = person("sync", "--no-pull")
     assert (back.code, back.out) == (0, "Sent 1, pulled 0, failed 0, forked 0; 0 still pending.\n")
+
+
+def test_a_bad_argument_value_exits_2_whichever_argument(narrow: Person) -> None:
+    """The table's rule (loomsync/cli/exits.py, issue 16 review item 4): a value that is not
+    one (an id, a message number, a cursor) is a usage mistake, exit 2 as typer's (a missing
+    argument, an unknown option), said in one ``error: …`` line without typer's usage box."""
+    person = narrow
+    saved = str(person.agent().save(_notes()).id)
+    for args, words in (
+        (["show", "5"], "error: '5' is not a thread id"),
+        (["show", saved, "--from", "99"], "error: --from 99: the thread has "),
+        (["show", saved, "--from", "0", "--to", "99"], "error: --from 0 --to 99: the thread "),
+        (["list", "--cursor", "nope"], "error: 'nope' is not a cursor of this machine's list"),
+    ):
+        bad = person(*args)
+        assert (bad.code, bad.out) == (2, ""), (args, bad.err)
+        assert bad.err.startswith(words), (args, bad.err)
+        assert "Usage:" not in bad.err
+    usage = person("show", saved, "--frm", "1")
+    assert usage.code == 2  # an unknown option: a usage mistake

@@ -186,3 +186,92 @@ def test_a_drop_answered_no_exits_1_and_prints_its_text_as_written(
     code, out = on_a_terminal_answering(someone, "logout")
     assert code == 0
     assert out.decode().replace("\r\n", "\n") == f"Logged out of {live_server.url}.\n"
+
+
+def test_network_errors_are_in_words_and_claim_no_kept_change(
+    someone: Person, own_server: LiveServer, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 11: offline, commands that changed nothing do not say changes are kept; no
+    exception class or errno reaches the user; https to a plain-http port suggests http://;
+    a refused login names no HTTP code."""
+    port = live_server.url.rsplit(":", 1)[1]
+    tls = someone("login", "--server", f"https://127.0.0.1:{port}", "--token", "x")
+    assert tls.code == 4
+    assert f"is it http://127.0.0.1:{port}?" in tls.err
+    assert "_ssl.c" not in tls.err
+    assert "SSL" not in tls.err
+    assert someone("login", "--server", own_server.url, "--token", _token(settings)).code == 0
+    own_server.stop()
+    for args in (("show", str(ThreadId.new()), "--no-pager"), ("search", "wombat")):
+        done = someone(*args)
+        said = done.out + done.err
+        assert "ConnectError" not in said, args
+        assert "Errno" not in said, args
+        assert "kept here" not in said, args
+    shown = someone("show", str(ThreadId.new()), "--no-pager")
+    assert (
+        shown.err == f"error: cannot reach {own_server.url} (connection refused): is it running?\n"
+    )
+    someone.agent().save(titled("Kept"))
+    synced = someone("sync")
+    assert synced.code == 4
+    assert "ConnectError" not in synced.out + synced.err
+    assert "Errno" not in synced.out + synced.err
+    assert someone("status").out.splitlines()[-1] == (
+        f"Cannot reach {own_server.url}: is it running? Changes are kept here and sent by the "
+        "next `loomsync sync`."
+    )
+
+
+def test_share_of_a_thread_whose_upload_was_refused_says_why(
+    someone: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 10: a thread the server refused (413) is not shared, and the message says the
+    upload was refused and why, not "run loomsync sync" (which fails the same way)."""
+    assert someone("login", "--server", live_server.url, "--token", _token(settings)).code == 0
+    huge = someone.agent().save(
+        titled(
+            "Huge paste",
+            conversation={"messages": [{"role": "user", "content": "x" * (BODY_LIMIT + 1000)}]},
+        )
+    )
+    thread_id = str(huge.id)
+    for args in (("--visibility", "organization"), ("--link",)):
+        done = someone("share", thread_id, *args)
+        assert done.code == 1, (args, done.err)
+        assert "not on the server yet" not in done.err
+        assert "then share again" not in done.err
+        assert "the server refused its upload (refused by the server (413): " in done.err
+        assert f"`loomsync sync --drop {thread_id}`" in done.err
+
+
+def test_status_names_a_garbage_token_the_known_url_and_a_loose_token_file(
+    someone: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """Finding 14: a token that is not a JWT reads "not a token" (not "no user" and "never
+    expires"); a token file others can read draws a warning; logged out, the advice uses the
+    URL ``logout`` kept."""
+    garbage = someone("login", "--server", live_server.url, "--token", "garbage", "--no-verify")
+    assert garbage.code == 0
+    shown = someone("status")
+    assert shown.code == 3
+    assert "User:   not a token: it holds no user or organization" in shown.out
+    assert "Token:  not a token: no expiry to read" in shown.out
+    assert "no user in the token" not in shown.out
+    assert "never expires" not in shown.out
+    assert someone("login", "--server", live_server.url, "--token", _token(settings)).code == 0
+    someone.paths.token_file.chmod(0o644)
+    loose = someone("status")
+    assert loose.code == 0
+    assert loose.err == (
+        f"warning: the token file {someone.paths.token_file} can be read by others (mode "
+        f"0644): run `chmod 600 {someone.paths.token_file}`\n"
+    )
+    someone.paths.token_file.chmod(0o600)
+    assert someone("status").err == ""
+    assert someone("logout").code == 0
+    out = someone("status").out
+    assert out.splitlines()[-1] == (
+        "Not logged in: threads are kept on this machine only; run "
+        f"`loomsync login --server {live_server.url} --token TOKEN`."
+    )

@@ -104,6 +104,31 @@ def test_list_shows_a_teammates_thread_only_with_scope_visible(team: Team) -> No
     assert "OWNER" not in own.out
 
 
+def test_a_server_listing_keeps_its_states_whole_at_80_columns(team: Team) -> None:
+    """Issue 16 item 1 (review item 1): ``list --server`` and ``--scope visible`` at a terminal
+    of 80 columns: the whole ids leave no room for LAST ACTIVITY, so it is left out and the
+    VISIBILITY cell stays whole (``organization``, not ``organizati…``); every line fits."""
+    ben = team.ben
+    mine = _thread("A long title about the organization wide roadmap", "organization", "/w", "x")
+    ben.agent().save(mine)
+    assert ben("sync").code == 0
+    for args, thread in (
+        (["list", "--server"], mine),
+        (["list", "--scope", "visible"], team.shared),
+    ):
+        lines = screen(on_a_terminal(ben, *args))
+        assert all(cell_len(line) <= 80 for line in lines), lines
+        assert (lines[0].split()[0], lines[0].split()[-1]) == ("ID", "VISIBILITY"), lines
+        assert "LAST ACTIVITY" not in lines[0]
+        row = next(line for line in lines if line.startswith(str(thread.id)))
+        assert row.endswith("  organization"), row
+        assert "organizati…" not in "".join(lines)
+    piped = ben("list", "--server").out.splitlines()  # piped: every column, whole
+    assert "LAST ACTIVITY" in piped[0].split("\t")
+    wide = screen(on_a_terminal(ben, "list", "--server", columns=120))
+    assert "LAST ACTIVITY" in wide[0]  # a wider terminal keeps it
+
+
 def test_search_finds_a_teammates_thread_only_with_scope_visible(team: Team) -> None:
     ben = team.ben
     mine = ben("search", team.word)

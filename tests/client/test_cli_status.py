@@ -151,10 +151,8 @@ def test_server_down_exits_4_and_keeps_reporting(
     assert lines["Server"].startswith(f"{own_server.url}: not reachable (")
     assert lines["User"].startswith(f"{sub}, organization ")
     assert lines["Token"].endswith("(in 29 days)")  # not asked: the server did not answer
-    assert lines[""] == (
-        f"Cannot reach {own_server.url}: is it running? Changes are kept here and sent by the "
-        "next `loomsync sync`."
-    )
+    assert lines["Server"] == f"{own_server.url}: not reachable (connection refused)"
+    assert lines[""] == f"Cannot reach {own_server.url}: is it running?"  # nothing queued
     data = json.loads(someone("status", "--json").out)
     assert (data["state"], data["exit_code"]) == ("unreachable", 4)
     assert (data["server"]["reachable"], data["server"]["version"]) == (False, None)

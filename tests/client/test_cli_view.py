@@ -184,7 +184,7 @@ def test_list_says_how_many_more_and_pages_with_a_cursor(person: Person) -> None
     assert [line.split("\t")[0] for line in every.out.splitlines()[1:]] == made
     assert every.err == ""
     wrong = person("list", "--cursor", "not-a-cursor")
-    assert wrong.code == 2
+    assert (wrong.code, wrong.out) == (2, "")  # a bad value, as `show 5` (exits.py table)
     assert "'not-a-cursor' is not a cursor of this machine's list" in said(wrong.err)
 
 
@@ -214,7 +214,7 @@ def test_list_server_pages_with_the_servers_cursor(
     assert [line.split("\t")[0] for line in every.out.splitlines()[1:]] == made
     local = person("list", "-n", "2").err.split("--cursor ")[1].split()[0]
     wrong = person("list", "--server", "--cursor", local)
-    assert (wrong.code, wrong.out) == (2, "")
+    assert (wrong.code, wrong.out) == (2, "")  # a bad value (exits.py table)
     assert f"the server did not take '{local}' as a cursor" in said(wrong.err)
     assert person("list", "--cursor", match.group(1)).code == 2  # the server's, here
 
@@ -282,5 +282,6 @@ def test_show_from_to_prints_a_range_of_messages(person: Person) -> None:
         (["--from", "3", "--to", "1"], "--to is before --from"),
     ):
         refused = person("show", made, *args)
-        assert (refused.code, refused.out) == (2, ""), args
+        assert (refused.code, refused.out) == (2, ""), args  # a bad value (exits.py table)
+        assert refused.err.startswith("error: "), refused.err
         assert words in said(refused.err), refused.err

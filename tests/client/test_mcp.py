@@ -368,7 +368,10 @@ def test_a_refused_token_is_said_in_the_answer_and_this_machine_searched(
         answer = (await call(session, "search_threads", query="axolotl")).structured_content
         assert answer is not None
         assert answer["source"] == "local"
-        assert answer["note"].startswith("the server refused the token ("), answer["note"]
+        assert answer["note"] == (
+            "the server refused the token (The bearer token is malformed): "
+            f"run `loomsync login --server {live_server.url} --token TOKEN` with a new token"
+        ), answer["note"]
         assert [h["thread_id"] for h in answer["hits"]] == [str(kept.id)]
 
     drive(person, scenario)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 
+from rich.cells import cell_len
+
 from loomsync import Thread
-from tests.client.conftest import LiveServer, Person, login
+from tests.client.conftest import LiveServer, Person, login, on_a_terminal
 from tests.client.test_cli import lines
+from tests.client.test_cli_view import screen
 
 
 def note(title: str, *contents: str, **fields: object) -> Thread:
@@ -74,3 +77,31 @@ def test_a_thread_only_on_this_machine_is_scored_like_the_rest_and_marked(
     marked = [line for line in shown if line.endswith("only on this machine")]
     assert len(marked) == 1
     assert marked[0].startswith(f"{private.id}  Private  score ")
+
+
+def test_search_hits_fit_80_columns_at_a_terminal_and_stay_whole_piped(
+    person: Person, live_server: LiveServer, account: str
+) -> None:
+    """Issue 16 item 1, the class (review item 2): at a terminal of 80 columns a hit line and
+    its snippet line never wrap: this machine's threads show their short id (as ``list``),
+    the title is cut with ``…``, the score stays; piped, the whole id and title."""
+    assert login(person, live_server, account).code == 0
+    title = ("A very long title about the numbat migration plan " * 3).strip()
+    body = "the numbat crossed the road " + "and kept going far away " * 10
+    saved = person.agent().save(note(title, body))
+    assert person("sync").code == 0
+    lines_ = screen(on_a_terminal(person, "search", "numbat"))
+    assert all(cell_len(line) <= 80 for line in lines_), lines_
+    short = person("list").out  # piped: whole ids; the short one is what list shows on a tty
+    assert str(saved.id) in short
+    listed = screen(on_a_terminal(person, "list"))
+    short_id = next(line.split()[0] for line in listed if line.startswith("T-0"))
+    head = next(line for line in lines_ if line.startswith(short_id + "  "))
+    assert str(saved.id) not in head
+    assert "…  score " in head, head
+    assert head.rstrip().split("  score ")[1].replace(".", "").isdigit(), head
+    snippet = lines_[lines_.index(head) + 1]
+    assert snippet.startswith("    message 0: "), snippet
+    assert snippet.rstrip().endswith("…"), snippet
+    piped = lines(person("search", "numbat").out)
+    assert any(line.startswith(f"{saved.id}  {title}  score ") for line in piped), piped

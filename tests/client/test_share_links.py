@@ -8,11 +8,13 @@ Isolation: every test works as its own users (``account``, fresh tokens).
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from datetime import datetime
 
 import httpx
 import pytest
+from rich.cells import cell_len
 
 from app.auth import create_token
 from app.config import Settings
@@ -20,7 +22,15 @@ from loomsync import GoneError, InvalidInputError, RefusedError, RemoteNotFoundE
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Thread
 from loomsync.errors import AuthError, NetworkError
-from tests.client.conftest import LiveServer, Person, login, make_client, new_thread
+from tests.client.conftest import (
+    LiveServer,
+    Person,
+    login,
+    make_client,
+    new_thread,
+    on_a_terminal,
+)
+from tests.client.test_cli_view import screen
 from tests.client.test_redaction import holds_no_secret
 from tests.client.test_secrets_cli import write_raw
 
@@ -133,13 +143,22 @@ def test_cli_link_prints_the_url_lists_it_and_revokes_it(
     assert opened.status_code == 200
     assert opened.json()["metadata"]["title"] == "Fix login"
 
-    listed = person("share", thread_id, "--links")
+    listed = person("share", thread_id, "--links")  # piped: tab-separated, as tables are
     assert listed.code == 0, listed.err
-    lines = listed.out.splitlines()
-    assert lines[0] == f"1 share link(s) of {thread_id}, 1 live:"
-    assert lines[1].startswith(f"{link_id}  live     expires ")
-    assert "  used once, last " in lines[1]
+    assert listed.err == f"1 share link(s) of {thread_id}, 1 live:\n"
+    header, row = listed.out.splitlines()
+    assert header.split("\t") == [
+        "ID", "STATE", "UNTIL", "USES", "LAST USED", "CREATED", "BY"
+    ]  # fmt: skip
+    cells = row.split("\t")
+    assert (cells[0], cells[1], cells[3]) == (link_id, "live", "1")
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", c) for c in cells[2:3] + cells[4:6])
     assert secret not in listed.out
+    screen_ = screen(on_a_terminal(person, "share", thread_id, "--links"))  # 80 columns
+    assert all(cell_len(line) <= 80 for line in screen_), screen_
+    assert screen_[0] == f"1 share link(s) of {thread_id}, 1 live:"
+    assert screen_[1].split() == ["ID", "STATE", "UNTIL", "USES", "BY"]  # CREATED, LAST USED out
+    assert screen_[2].startswith(f"{link_id}  live   "), screen_
     as_json = json.loads(person("share", thread_id, "--links", "--json").out)
     assert as_json["thread_id"] == thread_id
     assert [(x["id"], x["state"], x["use_count"]) for x in as_json["links"]] == [
@@ -152,9 +171,9 @@ def test_cli_link_prints_the_url_lists_it_and_revokes_it(
         f"Revoked share link {link_id} of {thread_id}; it answers 410 from now on.\n"
     )
     assert httpx.get(f"{live_server.url}/api/shared/{secret}").status_code == 410
-    after = person("share", thread_id, "--links").out.splitlines()
-    assert after[0] == f"1 share link(s) of {thread_id}, 0 live:"
-    assert after[1].startswith(f"{link_id}  revoked  revoked ")
+    after = person("share", thread_id, "--links")
+    assert after.err == f"1 share link(s) of {thread_id}, 0 live:\n"
+    assert after.out.splitlines()[1].startswith(f"{link_id}\trevoked\t")
 
 
 def test_cli_link_json_and_a_link_without_expiry(
@@ -169,7 +188,7 @@ def test_cli_link_json_and_a_link_without_expiry(
     assert link["expires_at"] is None
     assert httpx.get(link["url"].replace("/s/", "/api/shared/")).status_code == 200
     listed = person("share", thread_id, "--links").out.splitlines()
-    assert "  never expires  used once, last " in listed[1]
+    assert listed[1].split("\t")[:4] == [link["id"], "live", "never", "1"]
     assert person("share", thread_id, "--revoke", link["id"]).code == 0
     again = person("share", thread_id, "--revoke", link["id"])
     assert again.code == 0  # revoking a revoked link is fine
@@ -270,3 +289,21 @@ def test_cli_link_needs_a_login(person: Person) -> None:
     result = person("share", thread_id, "--link")
     assert result.code == 3  # not logged in (loomsync/cli/exits.py)
     assert "not logged in" in result.err
+
+
+def test_cli_link_of_a_teammates_thread_says_the_servers_reason_once(
+    person: Person, live_server: LiveServer, settings: Settings
+) -> None:
+    """A 403 whose detail ends in a full stop is said with one (issue 16 review item 5): the
+    server's sentence sits in parentheses, ``(…links.).`` never shows."""
+    org = f"acme-{uuid.uuid4().hex[:8]}"
+    owner = create_token(settings, f"owner-{uuid.uuid4().hex[:8]}", org=org)
+    teammate = create_token(settings, f"mate-{uuid.uuid4().hex[:8]}", org=org)
+    thread_id = _stored(live_server.url, owner, visibility="organization")
+    assert login(person, live_server, teammate).code == 0
+    made = person("share", thread_id, "--link")
+    assert (made.code, made.out) == (1, "")
+    assert made.err == (
+        "error: the server does not let you do that (Only the thread's owner or an admin "
+        "manages its share links).\n"
+    )
