@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         ThreadNotFoundError,
         TokenRefusedError,
         UnsupportedOperationError,
+        WatchRunningError,
     )
     from loomsync.export import export, to_markdown
     from loomsync.git import normalize_remote_url, snapshot_git_state
@@ -96,6 +97,7 @@ _EXPORTS = {
     "InvalidThreadFileError": "loomsync.errors",
     "LoomsyncError": "loomsync.errors",
     "QueueUnreadableError": "loomsync.errors",
+    "WatchRunningError": "loomsync.errors",
     "AmbiguousThreadIdError": "loomsync.errors",
     "NotAThreadIdError": "loomsync.errors",
     "BadArgumentError": "loomsync.errors",
@@ -195,6 +197,7 @@ __all__ = [
     "TokenRefusedError",
     "ToolCall",
     "UnsupportedOperationError",
+    "WatchRunningError",
     "__version__",
     "atomic_write",
     "default_paths",

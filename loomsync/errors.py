@@ -284,6 +284,22 @@ class NoServiceManagerError(ServiceError):
         super().__init__(f"no service manager to run `loomsync watch` ({why})")
 
 
+class WatchRunningError(LoomsyncError):
+    """Another ``loomsync watch`` runs on this store (newcomer finding 2 on issue 17 item 1):
+    this one refuses to start (exit code 1).
+
+    Attributes:
+        pid: the running watch's process id (None when it could not be read).
+        state_dir: the store's state folder, whose ``watch/watch.lock`` is held.
+    """
+
+    def __init__(self, pid: int | None, state_dir: Path) -> None:
+        self.pid = pid
+        self.state_dir = state_dir
+        who = f"PID {pid}" if pid is not None else "PID unknown"
+        super().__init__(f"loomsync watch is already running ({who}) on this store")
+
+
 class QueueUnreadableError(LoomsyncError):
     """``pending.json`` could not be read (an OSError: a folder in its place, no permission...)
     and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
@@ -352,5 +368,6 @@ __all__ = [
     "ThreadNotFoundError",
     "TokenRefusedError",
     "UnsupportedOperationError",
+    "WatchRunningError",
     "token_refused_text",
 ]

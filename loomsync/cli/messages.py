@@ -32,6 +32,7 @@ from loomsync.errors import (
     SyncError,
     ThreadNotFoundError,
     TokenRefusedError,
+    WatchRunningError,
     token_refused_text,
 )
 from loomsync.store.shortids import AmbiguousThreadIdError, NotAThreadIdError
@@ -337,6 +338,17 @@ def _server(exc: SyncError) -> str:
     return url[:cut] if cut > 0 else url or "the server"
 
 
+def watch_running(exc: WatchRunningError) -> str:
+    """A second ``loomsync watch`` on one store (newcomer finding 2): which process runs it and
+    the next step (stop it, or watch with another ``XDG_STATE_HOME``)."""
+    who = f"PID {exc.pid}" if exc.pid is not None else "its PID could not be read"
+    stop = f"`kill {exc.pid}`" if exc.pid is not None else "stopping it"
+    return (
+        f"loomsync watch is already running ({who}) on this store: it imports every session "
+        f"already, so this one did not start. Stop it first ({stop}) to start another."
+    )
+
+
 def no_service_manager(exc: NoServiceManagerError) -> list[str]:
     """What ``loomsync service install`` says without a service manager (issue 17 item 2):
     nothing was installed, why, and three ways to run ``loomsync watch`` instead (nohup, tmux,
@@ -381,6 +393,8 @@ def describe(exc: BaseException) -> list[str]:
         return [str(exc), *exc.lines()]
     if isinstance(exc, NoServiceManagerError):
         return no_service_manager(exc)
+    if isinstance(exc, WatchRunningError):
+        return [watch_running(exc)]
     # method is set only on errors made from a response (loomsync.http.problems.error_for):
     # a command that already said it in its own words (``open``) is left as it is
     if isinstance(exc, GoneError) and exc.method is not None:

@@ -18,7 +18,7 @@ import logging
 import threading
 from pathlib import Path
 
-from loomsync.config import ClientPaths, default_paths, load_config
+from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
 from loomsync.http.connect import open_store
 from loomsync.importers.run import import_owner
 from loomsync.store.summary import SyncOutcome
@@ -28,6 +28,7 @@ from loomsync.terminal import printable
 from loomsync.watch.capture import Capture, Saved
 from loomsync.watch.loop import run
 from loomsync.watch.offsets import Offsets
+from loomsync.watch.single import hold
 from loomsync.watch.sources import Source, sources
 
 log = logging.getLogger("loomsync.watch")
@@ -65,9 +66,18 @@ def watch(*, paths: ClientPaths | None = None, stop: threading.Event | None = No
 
     Raises:
         ConfigError: config.toml is invalid (before anything is watched).
+        WatchRunningError: another watch runs on this store (:mod:`loomsync.watch.single`).
     """
     paths = paths or default_paths()
     config = load_config(paths)
+    lock = hold(paths)  # for the process's life; the kernel drops it however the process ends
+    try:
+        return _watch(paths, config, stop)
+    finally:
+        lock.release()
+
+
+def _watch(paths: ClientPaths, config: ClientConfig, stop: threading.Event | None) -> list[Source]:
     store = open_store(paths=paths, config=config, background=False)
     assert isinstance(store, SyncingThreadStore)
     worker: BackgroundSync | None = None

@@ -291,13 +291,18 @@ class Capture:
             return saved, True, len(saved.messages), 0
         clean = self.store.local.redaction.thread(owned)
         candidate = with_local_choices(clean, stored)
-        if comparable(candidate) == comparable(stored) or older_capture(candidate, stored):
-            return stored, False, 0, False
+        if (
+            comparable(candidate) == comparable(stored)
+            or older_capture(candidate, stored)
+            or _read_again(candidate, stored)
+        ):
+            return stored, False, 0, 0
         saved = save_over(
             self.store, candidate.model_copy(update={"version": stored.version}), stored
         )
         same = _same_prefix(stored.messages, saved.messages)
-        return saved, False, len(saved.messages) - same, same < len(stored.messages)
+        kept = min(len(stored.messages), len(saved.messages))
+        return saved, False, len(saved.messages) - same, kept - same
 
     def _next_save(self, owned: Thread, session: _Session) -> tuple[Thread, int, int]:
         """A session saved before by this process: ``(saved, added, rewritten)``; only the
@@ -315,6 +320,20 @@ class Capture:
                 return session.saved, 0, 0
         saved = self.store.save(candidate, read=session.saved)
         return saved, len(raw) - len(old), len(old) - same
+
+
+def _read_again(candidate: Thread, stored: Thread) -> bool:
+    """True when ``candidate`` is the stored session read again from a file cut short and
+    being written again (newcomer finding 1): fewer messages, every one but the last the
+    stored one (the last may still be growing, a line per content block). Saving it would
+    shorten the thread here and on the server, or fork it; the stored copy is kept until the
+    file catches up, then updated in place."""
+    count = len(candidate.messages)
+    if not 0 < count < len(stored.messages):
+        return False
+    mine = [m.model_dump(mode="python") for m in candidate.messages[:-1]]
+    theirs = [m.model_dump(mode="python") for m in stored.messages[: count - 1]]
+    return mine == theirs and candidate.messages[-1].role == stored.messages[count - 1].role
 
 
 def _same_prefix(left: list[Message], right: list[Message]) -> int:

@@ -35,6 +35,7 @@ ROLLOUT = (
 )
 SHORT = TRANSCRIPTS / "claude-code" / "short.jsonl"
 LONGER = TRANSCRIPTS / "claude-code" / "5c187f31.jsonl"
+TOOL_HEAVY = TRANSCRIPTS / "claude-code" / "tool_heavy.jsonl"
 GEMINI = TRANSCRIPTS / "gemini-cli" / "session-2025-12-01T21-45-5b959dae.json"
 CLAUDE_DIR = Path(".claude") / "projects" / "-home-alice-shop"
 CODEX_DIR = Path(".codex") / "sessions" / "2026" / "01" / "02"
@@ -347,3 +348,60 @@ def test_a_thread_deleted_here_is_not_made_again_by_the_watch(
     wait_for(lambda: again.lines("skipped "), what="the skip to be said")
     assert local_counts(person) == {}
     assert again.lines("skipped ")[0].startswith(f"skipped {thread_id}: you deleted it")
+
+
+def test_a_second_watch_on_the_same_store_refuses_and_a_killed_one_does_not_block(
+    person: Person, watches: list[Watch]
+) -> None:
+    """Newcomer finding 2: two watches on one store saved copies of one session; the second
+    now exits 1 naming the first's PID, and a lock left by kill -9 blocks nothing."""
+    watches.append(first := Watch(person))
+    second = person("watch")
+    assert second.code == 1, second.err
+    assert second.err.startswith(
+        f"error: loomsync watch is already running (PID {first.process.pid}) on this store"
+    ), second.err
+    assert "Traceback" not in second.err
+    first.kill()
+    watches.append(third := Watch(person))  # the kernel dropped the killed one's lock
+    transcript = person.home / CLAUDE_DIR / "short.jsonl"
+    copy_lines(SHORT, transcript, pause=0)
+    [count] = expected("claude-code", transcript, None).values()
+    wait_for(lambda: list(local_counts(person).values()) == [count], what="the capture")
+    assert third.stop() == 0
+
+
+def test_a_truncated_transcript_written_again_updates_the_same_thread(
+    person: Person, live_server: LiveServer, account: str, watches: list[Watch]
+) -> None:
+    """Newcomer finding 1: a Claude Code file cut to its first 15 lines and written again line
+    by line is read again from its start and updates its one thread (locally and on the
+    server), never saved as copies."""
+    assert login(person, live_server, account).code == 0
+    transcript = person.home / CLAUDE_DIR / TOOL_HEAVY.name
+    watches.append(watch := Watch(person))
+    copy_lines(TOOL_HEAVY, transcript, pause=0)
+    want = expected("claude-code", transcript, account)
+    [(thread_id, count)] = want.items()
+    wait_for(lambda: server_counts(live_server, account, [thread_id]) == want, timeout=15,
+             what="the whole file on the server")  # fmt: skip
+    lines = TOOL_HEAVY.read_bytes().splitlines(keepends=True)
+    transcript.write_bytes(b"".join(lines[:15]))
+    wait_for(lambda: watch.lines("was truncated or replaced"), what="the truncation seen")
+    time.sleep(2)  # a shorter capture would be saved and synced meanwhile
+    copy_lines(TOOL_HEAVY, transcript, pause=0.3, lines=slice(15, None))
+    assert transcript.read_bytes() == TOOL_HEAVY.read_bytes()
+    wait_for(lambda: local_counts(person) == want, timeout=10, what="one thread, whole")
+    time.sleep(1.5)  # a copy would be saved and queued by now
+    assert local_counts(person) == want
+    assert not watch.lines("copy was saved"), watch.text()
+    after = watch.text().split("was truncated or replaced", 1)[1].splitlines()
+    shorter = [line for line in after if "imported " in line and f" {count} messages" not in line]
+    assert shorter == [], watch.text()  # never shortened here (nor sent shortened) meanwhile
+    with httpx.Client(
+        base_url=live_server.url, headers={"Authorization": f"Bearer {account}"}
+    ) as http:
+        listed = http.get("/api/threads", params={"limit": 100}).json()
+    ids = [item["id"] for item in listed["threads"]]
+    assert ids == [thread_id], listed
+    assert server_counts(live_server, account, [thread_id]) == {thread_id: count}
