@@ -104,6 +104,7 @@ def login(
 ) -> None:
     """Store the server URL and token (token file mode 0600)."""
     from loomsync.http.client import ThreadSyncClient
+    from loomsync.sync.queue import QUEUE_FILE, PendingSyncQueue
 
     server, note = urls.server_address(server)
     if note:
@@ -118,6 +119,7 @@ def login(
                 ) from None
     paths = default_paths()
     save_login(paths, server, token)
+    PendingSyncQueue(paths.sync_dir / QUEUE_FILE).forget_refusals()  # they waited for this
     claims = tokens.claims(token)
     who = f" as {claims['sub']}" if claims.get("sub") else ""
     org = f" (org {claims['org']})" if claims.get("org") else ""

@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 Op = Literal["save", "patch", "delete"]
 QUEUE_FORMAT = 1
+#: The queue's file name in the sync folder.
+QUEUE_FILE = "pending.json"
 
 
 class PendingEntry(BaseModel):
@@ -365,6 +367,18 @@ class PendingSyncQueue:
 
         self._update(done, update)
 
+    def forget_refusals(self) -> None:
+        """A new login (``loomsync login``): no entry waits for one any more; they are plain
+        pending entries again, sent by the next sync (issue 16 item 3; newcomer finding 14)."""
+
+        def change(entries: list[PendingEntry]) -> bool:
+            waiting = [e for e in entries if e.token_refused_at is not None]
+            for entry in waiting:
+                entry.token_refused_at = None
+            return bool(waiting)
+
+        self._change(change)
+
     def fail(self, done: PendingEntry, error: str, *, changed_since: bool = False) -> None:
         """Mark refused for good (kept and reported), unless enqueued again meanwhile or
         ``changed_since`` (then it is retried later instead)."""
@@ -407,4 +421,4 @@ class PendingSyncQueue:
         return removed
 
 
-__all__ = ["Op", "PendingEntry", "PendingSyncQueue", "Rebuild", "backoff_delay"]
+__all__ = ["QUEUE_FILE", "Op", "PendingEntry", "PendingSyncQueue", "Rebuild", "backoff_delay"]

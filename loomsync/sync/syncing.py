@@ -43,7 +43,7 @@ from loomsync.sync.counts import QueueCounts, queue_counts
 from loomsync.sync.deletions import Deletions
 from loomsync.sync.engine import SyncEngine
 from loomsync.sync.merge import snapshot, snapshot_of_head
-from loomsync.sync.queue import PendingEntry, PendingSyncQueue
+from loomsync.sync.queue import QUEUE_FILE, PendingEntry, PendingSyncQueue
 from loomsync.sync.threadstates import ThreadStates
 from loomsync.sync.worker import BackgroundSync
 
@@ -88,7 +88,7 @@ class SyncingThreadStore:
         self.states = ThreadStates(folder / "threads", self.local.lock, self.local.redaction)
         self.deletions = Deletions(folder / "deleted.txt")  # an import skips them (finding 2)
         self.queue = PendingSyncQueue(  # an unreadable file is rebuilt from the store (issue 15)
-            folder / "pending.json",
+            folder / QUEUE_FILE,
             rebuild=lambda: requeue.changed_threads(self.local, self.states),
             backoff_cap=retry_cap,
         )

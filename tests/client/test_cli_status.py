@@ -186,6 +186,13 @@ def test_an_expired_token_says_when_and_exits_3(
     assert (data["token"]["expired"], data["token"]["accepted"]) == (True, False)
     assert data["queue"] == {"pending": 1, "failed": 0, "waiting_for_login": 1}
 
+    _, _, fresh = _user(settings)  # a new login: the entry no longer waits for one
+    again = someone("login", "--server", live_server.url, "--token", fresh, "--no-verify")
+    assert again.code == 0, again.err
+    after = json.loads(someone("status", "--json").out)
+    assert after["queue"] == {"pending": 1, "failed": 0, "waiting_for_login": 0}
+    assert "waiting for a new login" not in someone("status").out
+
 
 def test_a_token_the_server_refuses_exits_3(
     someone: Person, live_server: LiveServer, settings: Settings
