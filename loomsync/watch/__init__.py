@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
+from loomsync.errors import ConfigError
 from loomsync.http.connect import open_store
 from loomsync.importers.run import import_owner
 from loomsync.store.summary import SyncOutcome
@@ -77,7 +78,77 @@ def watch(*, paths: ClientPaths | None = None, stop: threading.Event | None = No
         lock.release()
 
 
+#: How often a running watch reads the login again (seconds): a ``loomsync logout`` stops
+#: sending within this time, a ``loomsync login`` starts it (newcomer finding 3).
+LOGIN_CHECK_SECONDS = 1.0
+
+
+def _login_of(config: ClientConfig) -> tuple[str | None, str | None]:
+    """What a login is made of: the server URL and the token (config.toml, the token file, or
+    ``LOOMSYNC_*`` variables)."""
+    return config.server_url, config.token.get_secret_value() if config.token else None
+
+
+def _until_login_changes(
+    paths: ClientPaths,
+    login: tuple[str | None, str | None],
+    stop: threading.Event,
+    ended: threading.Event,
+) -> None:
+    """Set ``ended`` once the saved login differs from ``login`` (or ``stop`` is set); a
+    config being rewritten (unreadable for a moment) counts as unchanged."""
+    while not ended.is_set() and not stop.wait(LOGIN_CHECK_SECONDS):
+        try:
+            now = _login_of(load_config(paths))
+        except ConfigError:
+            continue
+        if now != login:
+            log.info("the login changed: %s", "sending again" if now[1] else "logged out")
+            break
+    ended.set()
+
+
 def _watch(paths: ClientPaths, config: ClientConfig, stop: threading.Event | None) -> list[Source]:
+    stop = stop or threading.Event()
+    offsets = Offsets(offsets_file(paths))
+    watched = sources(config.watch)
+    waiting = [str(source.root) for source in watched if not source.root.is_dir()]
+    log.info(
+        "started: %d folder(s) to watch%s; offsets in %s",
+        len(watched),
+        printable(f" ({len(waiting)} not there yet: {', '.join(waiting)})" if waiting else ""),
+        printable(str(offsets.path)),
+    )
+    try:
+        while not stop.is_set():  # one round per login: a logout or a login starts the next
+            ended = threading.Event()
+            monitor = threading.Thread(
+                target=_until_login_changes,
+                args=(paths, _login_of(config), stop, ended),
+                name="loomsync-watch-login",
+                daemon=True,
+            )
+            monitor.start()
+            try:
+                _capture(paths, config, watched, offsets, ended)
+            finally:
+                ended.set()
+                monitor.join()
+            if not stop.is_set():
+                config = load_config(paths)
+    finally:
+        offsets.close()
+    return watched
+
+
+def _capture(
+    paths: ClientPaths,
+    config: ClientConfig,
+    watched: list[Source],
+    offsets: Offsets,
+    ended: threading.Event,
+) -> None:
+    """Capture with the store and background sync of one login until ``ended`` is set."""
     store = open_store(paths=paths, config=config, background=False)
     assert isinstance(store, SyncingThreadStore)
     worker: BackgroundSync | None = None
@@ -96,32 +167,20 @@ def _watch(paths: ClientPaths, config: ClientConfig, stop: threading.Event | Non
         if worker is not None:
             worker.wake()
 
-    offsets = Offsets(offsets_file(paths))
-    watched = sources(config.watch)
-    waiting = [str(source.root) for source in watched if not source.root.is_dir()]
-    log.info(
-        "started: %d folder(s) to watch%s; offsets in %s",
-        len(watched),
-        printable(f" ({len(waiting)} not there yet: {', '.join(waiting)})" if waiting else ""),
-        printable(str(offsets.path)),
-    )
     try:
-        stop = stop or threading.Event()
         owner = import_owner(paths, config)
-        capture = Capture(store, offsets, owner, on_saved=saved, stop=stop)
+        capture = Capture(store, offsets, owner, on_saved=saved, stop=ended)
         run(
             capture,
             watched,
             polling=config.watch.polling,
             poll_interval=config.watch.poll_interval,
-            stop=stop,
+            stop=ended,
         )
     finally:
         if worker is not None:
             worker.stop(timeout=5.0)
-        offsets.close()
         store.close()
-    return watched
 
 
 __all__ = ["Capture", "Saved", "Source", "offsets_file", "sources", "watch"]

@@ -405,3 +405,32 @@ def test_a_truncated_transcript_written_again_updates_the_same_thread(
     ids = [item["id"] for item in listed["threads"]]
     assert ids == [thread_id], listed
     assert server_counts(live_server, account, [thread_id]) == {thread_id: count}
+
+
+def test_a_logout_stops_sending_and_a_login_starts_again(
+    person: Person, live_server: LiveServer, account: str, watches: list[Watch]
+) -> None:
+    """Newcomer finding 3: a running watch reads the login again (LOGIN_CHECK_SECONDS), so
+    after ``loomsync logout`` a new session stays here, and ``loomsync login`` sends it."""
+    assert login(person, live_server, account).code == 0
+    watches.append(watch := Watch(person))
+    first = person.home / CLAUDE_DIR / "short.jsonl"
+    copy_lines(SHORT, first)
+    [(first_id, first_count)] = expected("claude-code", first, account).items()
+    wait_for(lambda: server_counts(live_server, account, [first_id]) == {first_id: first_count},
+             timeout=15, what="the first session on the server")  # fmt: skip
+    assert person("logout").code == 0
+    wait_for(lambda: watch.lines("the login changed: logged out"), what="the watch to notice")
+    later = person.home / CLAUDE_DIR / "5c187f31.jsonl"
+    copy_lines(LONGER, later, pause=0)
+    [later_count] = expected("claude-code", later, account).values()
+    wait_for(lambda: later_count in local_counts(person).values(), what="the store")
+    [later_id] = set(local_counts(person)) - {first_id}  # its id: the owner the import keeps
+    time.sleep(2.0)  # what a logged-in watch takes well under (test above: < 5 s)
+    assert server_counts(live_server, account, [later_id]) == {}
+    assert watch.lines("not logged in: sessions are kept here")
+    assert login(person, live_server, account).code == 0
+    wait_for(lambda: server_counts(live_server, account, [later_id]) == {later_id: later_count},
+             timeout=15, what="the later session on the server after the login")  # fmt: skip
+    assert watch.lines("the login changed: sending again")
+    assert watch.stop() == 0
