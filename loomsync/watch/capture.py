@@ -19,6 +19,7 @@ visibility and tags chosen here kept, never shorter).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat as stat_module
@@ -152,7 +153,7 @@ class Capture:
         session: logged); a failing save is logged and read again at the next change."""
         key = str(path)
         try:
-            info = path.stat()
+            info = path.lstat()  # a link is not followed out of the watched folder
         except FileNotFoundError:
             self.removed(path)
             return
@@ -183,7 +184,7 @@ class Capture:
         (:data:`JUDGED_AFTER`): a session file is created empty, its first line may still be
         being written, and a Claude Code transcript may open with lines that do not tell it
         yet (a ``file-history-snapshot``)."""
-        if info.st_size == 0 or not _has_lines(path, JUDGED_AFTER):
+        if info.st_size == 0 or not (_has_lines(path, JUDGED_AFTER) or _plainly_not(path)):
             return
         if row is None or not row.ignored:
             log.info("ignored %s: not a session file of a watched format", printable(str(path)))
@@ -352,6 +353,26 @@ def _format(path: Path, source: Source) -> str | None:
     if source.format is not None:
         return source.format if FORMATS[source.format].detect(path) else None
     return detect_format(path)
+
+
+def _plainly_not(path: Path) -> bool:
+    """True when the start of ``path`` already shows it is no session, however it grows: a NUL
+    byte (no session format is binary), or a ``.jsonl`` whose first whole line is not a JSON
+    object (newcomer finding 7: short junk files were never reported)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    if b"\0" in head:
+        return True
+    first, newline, _ = head.partition(b"\n")
+    if path.suffix != ".jsonl" or not newline:
+        return False
+    try:
+        return not isinstance(json.loads(first), dict)
+    except ValueError:
+        return True
 
 
 def _has_lines(path: Path, count: int) -> bool:

@@ -91,7 +91,7 @@ def run(
     """
     stop = stop or threading.Event()
     scanned: set[Path] = set()
-    fallback = False
+    fallback = polled = False
     while not stop.is_set():
         present = [source for source in watched if source.root.is_dir()]
         for source in present:
@@ -106,6 +106,9 @@ def run(
             continue
         roots = [source.root for source in present]
         force = fallback or needs_polling(roots, polling)
+        if force and not polled:  # said once, not at every restart of the watcher
+            log.info("polling every %.1f s", poll_interval)
+        polled = force
         try:
             _watch(capture, watched, present, force, poll_interval, stop)
         except OSError as exc:  # inotify limits, a folder gone between is_dir and the watch
@@ -116,7 +119,7 @@ def run(
                 log.warning(
                     "file events unavailable (%s): polling every %.1f s", exc, poll_interval
                 )
-                fallback = True
+                fallback = polled = True  # that line said it
 
 
 def _watch(
@@ -130,8 +133,6 @@ def _watch(
     """One watcher over the folders of ``present``; returns when ``stop`` is set or the set of
     existing folders changed (the caller starts another)."""
     roots = {source.root for source in present}
-    if force:
-        log.info("polling every %.1f s", poll_interval)
     changes_seen = watchfiles.watch(
         *sorted(roots),
         watch_filter=None,

@@ -232,6 +232,26 @@ def test_a_file_that_is_not_a_session_is_ignored_with_one_log_line(
     assert watch.lines("not logged in")
 
 
+def test_short_junk_is_ignored_at_once_and_links_are_not_followed(
+    person: Person, watches: list[Watch]
+) -> None:
+    """Newcomer findings 7 and 8: a one-line .jsonl that is not JSON and a binary file are
+    each reported once without waiting for three lines; a link out of the folder is not read."""
+    watches.append(watch := Watch(person, "--verbose"))
+    folder = person.home / CLAUDE_DIR
+    folder.mkdir(parents=True)
+    (folder / "x.jsonl").write_text("hello there\n")
+    (folder / "junk.jsonl").write_bytes(b"\x00\x01\x02binary")
+    (folder / "link.jsonl").symlink_to(SHORT.resolve())  # a real session, but elsewhere
+    wait_for(lambda: watch.lines("x.jsonl") and watch.lines("junk.jsonl"), what="both said")
+    transcript = folder / "short.jsonl"
+    copy_lines(SHORT, transcript, pause=0)
+    [count] = expected("claude-code", transcript, None).values()
+    wait_for(lambda: list(local_counts(person).values()) == [count], what="the real session")
+    assert len(watch.lines("ignored ")) == 2, watch.text()
+    assert not watch.lines("link.jsonl"), watch.text()
+
+
 def test_polling_fallback_and_configured_folders(
     person: Person, live_server: LiveServer, account: str, watches: list[Watch]
 ) -> None:
@@ -255,7 +275,7 @@ def test_polling_fallback_and_configured_folders(
         **expected("gemini-cli", gemini, account),
     }
     wait_for(lambda: local_counts(person) == want, timeout=10, what="the polled imports")
-    assert watch.lines("polling every 0.2 s"), watch.text()
+    assert len(watch.lines("polling every 0.2 s")) == 1, watch.text()  # once (finding 8)
     wait_for(lambda: server_counts(live_server, account, list(want)) == want, timeout=15,
              what="the server")  # fmt: skip
 
