@@ -18,7 +18,6 @@ import configparser
 import json
 import os
 import plistlib
-import shutil
 import subprocess
 import sys
 from pathlib import Path
