@@ -35,12 +35,13 @@ class PrimaryHistory:
     def __init__(self, horizon: float) -> None:
         self.horizon = horizon
         self._samples: deque[tuple[float, int]] = deque()
+        self._dropped: float | None = None  # the moment of the newest sample let go
 
     def add(self, moment: float, position: int) -> None:
         """Record that the primary had reached ``position`` by ``moment``."""
         self._samples.append((moment, position))
         while len(self._samples) > 1 and self._samples[0][0] < moment - self.horizon:
-            self._samples.popleft()
+            self._dropped = self._samples.popleft()[0]
 
     def newest(self) -> int | None:
         """The newest position recorded, or None before the first."""
@@ -48,14 +49,16 @@ class PrimaryHistory:
 
     def staleness(self, replayed: int, now: float) -> float:
         """Seconds by which a replica that replayed up to ``replayed`` is at most behind:
-        0 when it holds the newest position recorded; ``now`` minus the oldest moment kept
-        (a lower bound, past the horizon) when it holds none of them."""
+        0 when it holds the newest position recorded; when it holds none of them, ``now``
+        minus the moment of the newest sample let go (past the horizon: older than anything
+        kept), or of the oldest kept when none was let go yet (a lower bound)."""
         if not self._samples or replayed >= self._samples[-1][1]:
             return 0.0
         for moment, position in reversed(self._samples):
             if position <= replayed:
                 return max(0.0, now - moment)
-        return max(0.0, now - self._samples[0][0])
+        oldest = self._dropped if self._dropped is not None else self._samples[0][0]
+        return max(0.0, now - oldest)
 
 
 @dataclass(eq=False)

@@ -101,3 +101,9 @@ async def run_writers(
     tally = tally or Tally()
     await asyncio.gather(*(writer(setup, tally, i, rounds, search) for i in range(clients)))
     return tally
+
+
+async def keep_writing(setup: Setup, tally: Tally, stop: asyncio.Event, clients: int = 4) -> None:
+    """:func:`run_writers` batches (``clients`` users, 3 rounds each) until ``stop`` is set."""
+    while not stop.is_set():
+        await run_writers(setup, clients, 3, tally=tally)

@@ -131,4 +131,3 @@ def eventually(check: Callable[[], bool], seconds: float = 20.0, what: str = "")
         if time.monotonic() > deadline:
             pytest.fail(f"not within {seconds} s: {what}")
         time.sleep(0.05)
-
