@@ -25,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.infra.process import MissingBinary
+
 #: Where the server binaries are looked for: ``LOOMSYNC_PG_BIN``, then Debian's folders, newest
 #: major version first, then ``pg_config --bindir``.
 PG_BIN_ENV = "LOOMSYNC_PG_BIN"
@@ -47,7 +49,7 @@ BASE_CONFIG = {
 }
 
 
-class MissingServer(RuntimeError):
+class MissingServer(MissingBinary):
     """The PostgreSQL server binaries are not installed (``apt-get install postgresql-15``)."""
 
 
