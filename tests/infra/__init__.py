@@ -1,0 +1,4 @@
+"""Real servers a test or a benchmark starts for itself from Debian's packages, each on its own
+127.0.0.1 port in a temporary folder: PgBouncer (:mod:`tests.infra.pgbouncer`) and Redis
+(:mod:`tests.infra.redis`). ``.ci/run`` installs the packages when they are missing; a test
+skips only when the binary is still not there (:func:`tests.infra.process.require`)."""
