@@ -294,13 +294,16 @@ async def append_messages(
         raw_body = scanned.value
         request = service.validate(AppendRequest, raw_body)
     raw_messages = raw_body.get("messages") or []
-    values: dict[str, Any] = {
-        "message_count": repository.MESSAGE_COUNT + len(raw_messages),
-        "last_activity_at": request.last_activity_at or func.now(),
-    }
 
     async def write() -> Response:
-        row = await repository.claim(session, audit.principal, tid.uuid, precondition, **values)
+        row = await repository.claim_append(
+            session,
+            audit.principal,
+            tid.uuid,
+            precondition,
+            len(raw_messages),
+            request.last_activity_at,
+        )
         repository.check_message_limit(row.message_count, settings.max_messages)
         first_seq = row.message_count - len(raw_messages)
         await scan.settle(session, audit, tid.uuid, scanned, APPEND_MESSAGES, first_seq)
