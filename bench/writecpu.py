@@ -1,7 +1,7 @@
 """The app's own CPU for one append and one PUT, in one process, without HTTP (issue 18 item 1;
 no targets): an A/B of write-path changes that the shared cores disturb less than throughput.
 
-    .venv/bin/python -m bench.writecpu [--requests 2000]
+    .venv/bin/python -m bench.writecpu [--requests 2000] [--database NAME]
 
 The ASGI app (app/main.py, every middleware) is called directly with a hand-made HTTP scope,
 one request at a time, on the standard asyncio loop: for each workload ``--requests`` requests
@@ -9,7 +9,8 @@ after 200 of warm-up, bench/writes.py's very documents (a PUT of a new small thr
 of one real turn with ``If-Match``), each its own user's. Reported: this process's CPU
 (``time.process_time``: the app, SQLAlchemy, asyncpg and the loop; not uvicorn's HTTP
 parsing, not PostgreSQL) and the wall time a request, median of 5 rounds. Run it on two
-checkouts (the same command in each) to compare.
+checkouts at the same time (each with its own ``--database``), so that both meet the same load
+from the other processes on the machine, and compare.
 """
 
 from __future__ import annotations
@@ -128,8 +129,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument(
+        "--database", default=DATABASE, help="its name (two checkouts measured at once: two names)"
+    )
     args = parser.parse_args()
-    dsn = fresh_database(server_dsn(), DATABASE)
+    dsn = fresh_database(server_dsn(), args.database)
     print("\n".join(asyncio.run(measure(dsn, args.requests))))
 
 
