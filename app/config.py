@@ -11,6 +11,8 @@ from limits import parse as parse_rate_limit
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.pooler import Pooler
+
 PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
 MIN_SECRET_BYTES = 32
 RATE_LIMIT_OFF = frozenset({"", "off", "none", "0"})
@@ -85,6 +87,7 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=20, ge=1)
     db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
+    db_pooler: Pooler = "none"
     request_timeout: float = Field(default=60.0, ge=0)
     body_timeout: float = Field(default=30.0, ge=0)
     idempotency_key_ttl: float = Field(default=24 * 3600.0, gt=0)

@@ -7,10 +7,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
+from app import pooler
 from app.audit.router import router as audit_router
 from app.auth import TokenVerifier
 from app.config import Settings
-from app.database import head_revision, make_engine, make_sessionmaker
+from app.database import SERVER_SETTINGS, head_revision, make_engine, make_sessionmaker
 from app.errors import install_handlers
 from app.headers import SecurityHeadersMiddleware
 from app.health import router as health_router
@@ -53,6 +54,8 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.db_pooler != "none":
+            await pooler.warn_if_unset(app.state.engine, SERVER_SETTINGS)
         yield
         await app.state.engine.dispose()
 
