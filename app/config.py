@@ -124,6 +124,11 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     db_pooler: Pooler = "none"
+    database_replica_urls: str = ""
+    replica_max_lag: float = Field(default=5.0, gt=0)
+    replica_wait: float = Field(default=0.05, ge=0)
+    replica_connect_timeout: float = Field(default=1.0, gt=0)
+    replica_check_interval: float = Field(default=1.0, gt=0)
     request_timeout: float = Field(default=60.0, ge=0)
     body_timeout: float = Field(default=30.0, ge=0)
     idempotency_key_ttl: float = Field(default=24 * 3600.0, gt=0)
@@ -154,6 +159,13 @@ class Settings(BaseSettings):
         """``database_url`` with the asyncpg driver, or None for the embedded server."""
         return normalize_database_url(self.database_url) if self.database_url else None
 
+    @property
+    def replica_urls(self) -> list[str]:
+        """The read replicas' URLs (asyncpg driver), from the comma list
+        ``LOOMSYNC_DATABASE_REPLICA_URLS``; empty: every read goes to the primary."""
+        urls = [u.strip() for u in self.database_replica_urls.split(",") if u.strip()]
+        return [normalize_database_url(u) for u in urls]
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         algorithms = self.algorithms
@@ -178,6 +190,12 @@ class Settings(BaseSettings):
                 )
         if self.database_url:
             normalize_database_url(self.database_url)
+        try:
+            self.replica_urls  # noqa: B018  (raises on a URL that is not postgresql://)
+        except ValueError:
+            raise ValueError(
+                "LOOMSYNC_DATABASE_REPLICA_URLS must be postgresql:// URLs, comma-separated"
+            ) from None
         if self.public_url is not None:
             self.public_url = normalize_public_url(self.public_url) if self.public_url else None
         if self.rate_limit_enabled:

@@ -26,6 +26,7 @@ from app.middleware import (
 )
 from app.openapi import build_openapi
 from app.ratelimit import RateLimiter, enforce_rate_limit, make_storage
+from app.replicas.routing import make_reads
 from app.routes import redirect_slashes_relatively
 from app.sharing.router import router as sharing_router
 from app.threads.collection import router as collection_router
@@ -66,6 +67,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
                 " go through unchecked until it does"
             )
         yield
+        await app.state.reads.close()
         await app.state.engine.dispose()
 
     app = FastAPI(
@@ -96,6 +98,9 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
         )
         if settings.rate_limit_enabled
         else None
+    )
+    app.state.reads = make_reads(
+        settings, engine, app.state.sessionmaker, app.state.metrics.registry
     )
     app.state.secret_scan = SecretScan(
         settings.secret_scan, default_redactor(), app.state.metrics.secrets
