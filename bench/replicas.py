@@ -44,12 +44,15 @@ import httpx
 
 from app.auth import create_token
 from app.config import Settings
-from app.database import migrate
-from bench.harness import Section, record, uvicorn_process
+from app.database import SERVER_SETTINGS, migrate
+from app.pooler import alter_database_sql, session_defaults
+from bench.harness import Section, percentiles, record, uvicorn_process
 from loomsync.core.document.ids import ThreadId
 from tests.documents import thread_doc
 from tests.infra.cluster import Cluster, MissingServer, start_cluster
+from tests.infra.pgbouncer import start_pgbouncer
 from tests.infra.process import MissingBinary
+from tests.infra.redis import start_redis
 from tests.replicas.load import Pair, Tally, keep_writing, rare_word, request
 from tests.replicas.support import reads
 
@@ -59,6 +62,8 @@ WRITERS = 4
 READERS = 4
 SEED_USERS = READERS
 SEED_THREADS = 25
+#: PgBouncer's server connections to the primary (both instances' 2 x 10 pooled ones share them).
+POOL = 8
 #: The budget of phase 4, per user and minute, shared by both instances through Redis.
 RATE_BUDGET = 40
 #: The budget of phases 1-3: never reached, but every request is counted in Redis.
@@ -68,10 +73,11 @@ LOAD_BUDGET = "1000000/minute"
 @dataclass
 class Infra:
     """What the phases share: the cluster, the primary's URL the instances use (through
-    PgBouncer when there is one), Redis's URL (or None), the token settings, what is missing."""
+    PgBouncer when ``pooled``), Redis's URL (or None), the token settings, what is missing."""
 
     cluster: Cluster
     primary_url: str
+    pooled: bool
     redis_url: str | None
     settings: Settings
     missing: list[str]
@@ -85,10 +91,6 @@ class Infra:
         return {"Authorization": f"Bearer {create_token(self.settings, user)}"}
 
 
-def _supports(setting: str) -> bool:
-    return setting in Settings.model_fields
-
-
 @contextmanager
 def infrastructure(folder: Path) -> Iterator[Infra]:
     """Cluster, migrated database, PgBouncer and Redis when this checkout and machine have
@@ -97,35 +99,28 @@ def infrastructure(folder: Path) -> Iterator[Infra]:
         cluster = stack.enter_context(start_cluster(folder / "pg", PRIMARY_PORT, [REPLICA_PORT]))
         cluster.primary.sql(f"CREATE DATABASE {DATABASE}")
         migrate(cluster.primary.url(DATABASE))
+        # behind PgBouncer only application_name is sent at connect: the rest are the
+        # database's defaults (docs/operations.md, "Behind PgBouncer")
+        cluster.primary.sql(alter_database_sql(DATABASE, session_defaults(SERVER_SETTINGS)))
         missing: list[str] = []
-        primary_url = cluster.primary.url(DATABASE)
-        if _supports("db_pooler"):
-            try:
-                from tests.infra.pgbouncer import start_pgbouncer
-
-                bouncer = start_pgbouncer(
-                    "127.0.0.1", PRIMARY_PORT, PGBOUNCER_PORT, folder / "pgbouncer", pool_size=8
-                )
-                stack.callback(bouncer.stop)
-                primary_url = bouncer.url_for(DATABASE)
-            except MissingBinary as exc:
-                missing.append(str(exc))
-        else:
-            missing.append("LOOMSYNC_DB_POOLER (PgBouncer support) is not in this checkout")
+        primary_url, pooled = cluster.primary.url(DATABASE), False
+        try:
+            bouncer = start_pgbouncer(
+                "127.0.0.1", PRIMARY_PORT, PGBOUNCER_PORT, folder / "pgbouncer", pool_size=POOL
+            )
+            stack.callback(bouncer.stop)
+            primary_url, pooled = bouncer.url_for(DATABASE), True
+        except MissingBinary as exc:
+            missing.append(str(exc))
         redis_url = None
-        if _supports("rate_limit_storage"):
-            try:
-                from tests.infra.redis import start_redis
-
-                redis = start_redis(REDIS_PORT, folder / "redis")
-                stack.callback(redis.stop)
-                redis_url = redis.url
-            except MissingBinary as exc:
-                missing.append(str(exc))
-        else:
-            missing.append("LOOMSYNC_RATE_LIMIT_STORAGE (shared limits) is not in this checkout")
+        try:
+            redis = start_redis(REDIS_PORT, folder / "redis")
+            stack.callback(redis.stop)
+            redis_url = redis.url
+        except MissingBinary as exc:
+            missing.append(str(exc))
         settings = Settings(jwt_secret=secrets.token_urlsafe(48), _env_file=None)  # type: ignore[call-arg]
-        yield Infra(cluster, primary_url, redis_url, settings, missing)
+        yield Infra(cluster, primary_url, pooled, redis_url, settings, missing)
 
 
 def instance_env(infra: Infra, *, replica: bool, budget: str) -> dict[str, str]:
@@ -137,7 +132,7 @@ def instance_env(infra: Infra, *, replica: bool, budget: str) -> dict[str, str]:
         "LOOMSYNC_RATE_LIMIT": budget,
         "LOOMSYNC_DB_POOL_SIZE": "10",
     }
-    if _supports("db_pooler") and "pgbouncer" not in " ".join(infra.missing).lower():
+    if infra.pooled:
         env["LOOMSYNC_DB_POOLER"] = "pgbouncer"
     if infra.redis_url:
         env["LOOMSYNC_RATE_LIMIT_STORAGE"] = infra.redis_url
@@ -210,9 +205,11 @@ class Phase:
         on_primary = sum(v for (target, _), v in self.routed.items() if target == "primary")
         why = ", ".join(f"{r} {int(v)}" for (t, r), v in sorted(self.routed.items())
                         if t == "primary")  # fmt: skip
+        p50, p95 = percentiles(self.tally.read_ms) if self.tally.read_ms else (0.0, 0.0)
         return (
             f"  {self.name:<17} writes/s {self.tally.writes / self.seconds:7.1f}   reads/s "
-            f"{self.tally.reads / self.seconds:7.1f}   reads on replica {int(on_replica):5d}"
+            f"{self.tally.reads / self.seconds:7.1f} (p50 {p50:5.0f} ms, p95 {p95:5.0f} ms)"
+            f"   reads on replica {int(on_replica):5d}"
             f" / primary {int(on_primary):5d}{f' ({why})' if why else ''}   failed "
             f"{len(self.tally.failed)}   stale {len(self.tally.stale)}"
         )
@@ -308,14 +305,15 @@ def run(seconds: float) -> Section:
             phases = asyncio.run(measure(infra, seconds))
             accepted, refused, other = shared_limit(infra)
             missing = list(infra.missing)
+            pooled, redis = infra.pooled, infra.redis_url is not None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     section.lines += [
         f"  {WRITERS} writers (write through one instance, list + search it back through the"
         f" other) + {READERS} readers (list, search), {seconds:.0f} s a phase,"
         " 2 instances, PostgreSQL primary + streaming replica"
-        + ("" if any("PgBouncer" in m for m in missing) else ", PgBouncer (transaction mode)")
-        + ("" if any("RATE_LIMIT" in m for m in missing) else ", rate limit in Redis"),
+        + (f", PgBouncer (transaction mode, {POOL} server connections)" if pooled else "")
+        + (", rate limit in Redis" if redis else ""),
         *[p.line() for p in phases],
         f"  shared rate limit {RATE_BUDGET}/minute, {RATE_BUDGET * 3 // 2} requests of one user"
         f" across 2 instances: {accepted} accepted, {refused} refused (429), {other} other",

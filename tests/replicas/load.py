@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 import string
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,11 +36,13 @@ def rare_word() -> str:
 @dataclass
 class Tally:
     """What the clients saw: requests answered, reads that missed the caller's own write
-    (``stale``) and requests that failed (``failed``: status or transport error, with why)."""
+    (``stale``), requests that failed (``failed``: status or transport error, with why), and
+    each GET's wall time in milliseconds (``read_ms``)."""
 
     requests: int = 0
     writes: int = 0
     reads: int = 0
+    read_ms: list[float] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
@@ -54,11 +57,14 @@ async def request(
     """The response, or None when it failed (transport error or status >= 300: kept in
     ``tally.failed``); every call counts in ``tally.requests``."""
     tally.requests += 1
+    started = time.perf_counter()
     try:
         response = await client.request(method, url, **kwargs)  # type: ignore[arg-type]
     except httpx.HTTPError as exc:
         tally.failed.append(f"{method} {url}: {exc!r}")
         return None
+    if method == "GET":
+        tally.read_ms.append((time.perf_counter() - started) * 1000)
     if response.status_code >= 300:
         tally.failed.append(f"{method} {url}: {response.status_code} {response.text[:200]}")
         return None
