@@ -295,6 +295,13 @@ async def measure(infra: Infra, seconds: float) -> list[Phase]:
     return phases
 
 
+def _ratio(what: str, routed: int, floor: int, phases: list[Phase]) -> str:
+    per_second = [
+        count / phase.seconds for count, phase in ((routed, phases[1]), (floor, phases[0]))
+    ]
+    return f"{what} {per_second[0] / per_second[1]:.2f}x" if per_second[1] else f"{what} -"
+
+
 def run(seconds: float) -> Section:
     """All four phases on infrastructure of their own; the report."""
     section = Section("Read replicas, PgBouncer, shared rate limit (bench.replicas, issue 18)")
@@ -315,6 +322,10 @@ def run(seconds: float) -> Section:
         + (f", PgBouncer (transaction mode, {POOL} server connections)" if pooled else "")
         + (", rate limit in Redis" if redis else ""),
         *[p.line() for p in phases],
+        "  with replica / primary only (the floor, same run): "
+        + _ratio("writes/s", phases[1].tally.writes, phases[0].tally.writes, phases)
+        + ", "
+        + _ratio("reads/s", phases[1].tally.reads, phases[0].tally.reads, phases),
         f"  shared rate limit {RATE_BUDGET}/minute, {RATE_BUDGET * 3 // 2} requests of one user"
         f" across 2 instances: {accepted} accepted, {refused} refused (429), {other} other",
         *[f"  not available: {m}" for m in missing],
