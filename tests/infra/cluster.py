@@ -199,7 +199,8 @@ def start_cluster(
     settings: dict[str, str] | None = None,
 ) -> Iterator[Cluster]:
     """Create and start a primary on ``primary_port`` and one streaming replica per port of
-    ``replica_ports`` under ``folder`` (which must exist and be empty), stopped when the block
+    ``replica_ports`` under ``folder`` (created when missing; empty; as root, the folders above
+    it must be searchable by the ``postgres`` user), stopped when the block
     ends. ``settings`` are more ``postgresql.conf`` lines of every node (e.g.
     ``{"log_statement": "all", "fsync": "off"}``).
 
@@ -208,6 +209,7 @@ def start_cluster(
         RuntimeError: a command failed (its output is in the message), e.g. a port in use.
     """
     binaries = pg_bin()
+    folder.mkdir(parents=True, exist_ok=True)
     _give_away(folder)
     node_settings = {**BASE_CONFIG, "unix_socket_directories": f"'{folder}'", **(settings or {})}
     primary = Node("primary", folder / "primary", primary_port, binaries)

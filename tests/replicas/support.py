@@ -20,6 +20,7 @@ from app.auth import create_token
 from app.config import Settings
 from app.database import migrate
 from tests.infra.cluster import Cluster, MissingServer, pg_bin, start_cluster
+from tests.replicas.load import Pair
 from tests.servers import Server, app_env, uvicorn_server
 
 PRIMARY_PORT = 18201
@@ -59,6 +60,10 @@ class Setup:
     def headers(self, user: str) -> dict[str, str]:
         """Authorization headers of a fresh token of ``user``."""
         return {"Authorization": f"Bearer {create_token(self.settings, user)}"}
+
+    def pair(self) -> Pair:
+        """Instances ``a`` and ``b`` for tests/replicas/load.py's clients."""
+        return Pair((self.a.base_url, self.b.base_url), self.headers)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ def _replica_reads(setup: Setup) -> float:
 
 async def test_every_read_sees_the_write_before_it_through_either_instance(setup: Setup) -> None:
     before = _replica_reads(setup)
-    tally = await run_writers(setup, CLIENTS, ROUNDS)
+    tally = await run_writers(setup.pair(), CLIENTS, ROUNDS)
     assert tally.failed == []
     assert tally.stale == []
     assert tally.reads == CLIENTS * ROUNDS * 2
@@ -30,7 +30,7 @@ async def test_a_replica_that_has_not_replayed_leaves_the_read_to_the_primary(
     replica.sql("SELECT pg_wal_replay_pause()")
     try:
         before = reads(setup.b.base_url)
-        tally = await run_writers(setup, 2, 2, search=False)
+        tally = await run_writers(setup.pair(), 2, 2, search=False)
     finally:
         replica.sql("SELECT pg_wal_replay_resume()")
     assert tally.ok(), (tally.failed, tally.stale)

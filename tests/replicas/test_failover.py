@@ -20,7 +20,7 @@ MAX_LAG = float(REPLICA_ENV["LOOMSYNC_REPLICA_MAX_LAG"])
 async def writing(setup: Setup) -> AsyncIterator[Tally]:
     """Clients writing and reading back (tests/replicas/load.py) for the block's length."""
     tally, stop = Tally(), asyncio.Event()
-    task = asyncio.create_task(keep_writing(setup, tally, stop))
+    task = asyncio.create_task(keep_writing(setup.pair(), tally, stop))
     try:
         yield tally
     finally:
