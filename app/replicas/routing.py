@@ -55,6 +55,10 @@ class Reads(Protocol):
         """``read`` on a session of the database routing picks; its result."""
         ...
 
+    def start(self) -> None:
+        """Start background work (the app's lifespan calls it; a read does when it was not)."""
+        ...
+
     async def close(self) -> None:
         """Stop background work and close the engines this object opened."""
         ...
@@ -72,6 +76,9 @@ class PrimaryReads:
         async with self._maker() as session:
             return await read(session)
 
+    def start(self) -> None:
+        """Nothing runs in the background."""
+
     async def close(self) -> None:
         """Nothing to close (the app closes the primary's engine)."""
 
@@ -86,7 +93,8 @@ def _is_outage(exc: BaseException) -> bool:
 class ReplicaReads:
     """Reads routed to ``replicas`` under the rules of this module; counted in
     ``loomsync_db_reads_total`` (:mod:`app.replicas.metrics`). The probe
-    (:class:`app.replicas.monitor.Monitor`) starts with the first read."""
+    (:class:`app.replicas.monitor.Monitor`) starts with the app (:meth:`start`), so the replica
+    gauges are measured before the first read, or else with the first read."""
 
     def __init__(
         self,
@@ -122,8 +130,7 @@ class ReplicaReads:
             whatever ``read`` raises on the primary; an :class:`app.errors.AppError` (a 4xx,
             a 429, a search's 503) from the replica as it is.
         """
-        if self._probe is None:
-            self._probe = asyncio.get_running_loop().create_task(self.monitor.run())
+        self.start()
         replica, reason = self._pick()
         if replica is not None:
             position = await self.lsn.current()
@@ -190,6 +197,11 @@ class ReplicaReads:
                 if remaining <= 0:
                     return False
                 await asyncio.sleep(min(POLL_SECONDS, remaining))
+
+    def start(self) -> None:
+        """Start the probe unless it runs (in a running event loop)."""
+        if self._probe is None:
+            self._probe = asyncio.get_running_loop().create_task(self.monitor.run())
 
     async def close(self) -> None:
         """Stop the probe and close the replicas' engines."""

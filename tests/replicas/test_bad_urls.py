@@ -5,6 +5,7 @@ replica cluster is needed: the tests' own database is the primary, and the "repl
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import httpx
@@ -54,3 +55,28 @@ async def test_lists_searches_and_pages_answer_from_the_primary(
         page = await client.get("/search", params={"q": "quokka"})
         assert page.status_code == 200, page.text
         assert await _down_reads(client) == 4
+
+
+async def test_the_probe_runs_from_start_up_not_from_the_first_read(settings: Settings) -> None:
+    """``loomsync_replica_up`` says 0 for a "replica" that is a primary before any list or
+    search (it said 1 until the first read started the probe)."""
+    app = create_app(settings.model_copy(update={"database_replica_urls": settings.database_url}))
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://testserver") as client,
+    ):
+        for _ in range(200):
+            text = (await client.get("/metrics")).text
+            up = [
+                s.value
+                for family in text_string_to_metric_families(text)
+                for s in family.samples
+                if s.name == "loomsync_replica_up"
+            ]
+            if up == [0.0]:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the replica probe never ran before a read")
+        assert await _down_reads(client) == 0  # no read was needed
