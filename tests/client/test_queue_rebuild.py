@@ -92,7 +92,7 @@ def test_sync_status_rebuilds_and_lists_what_the_server_lacks(
 ) -> None:
     assert login(person, live_server, account).code == 0
     changed, fresh, private = offline_work(person, live_server, account)
-    damage_queue(person.paths.sync_dir, b"{")
+    damage_queue(person.paths.sync_dir, DAMAGED["garbage"])
 
     status = person("sync", "--status")
 
