@@ -222,7 +222,7 @@ def serve(
         )
         raise typer.Exit(2)
     if migrate_first if migrate_first is not None else embedded:
-        migrate(url)
+        migrate(url, settings.db_pooler)
     else:
         _require_current_schema(url, settings, "run `loomsync-server migrate` or pass --migrate")
     if embedded:
@@ -293,7 +293,7 @@ def migrate_command() -> None:
     configure_logging(settings)
     _, url, server = _with_embedded(settings)
     try:
-        migrate(url)
+        migrate(url, settings.db_pooler)
     finally:
         if server is not None:
             server.cleanup()

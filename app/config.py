@@ -11,6 +11,8 @@ from limits import parse as parse_rate_limit
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.pooler import Pooler
+
 PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
 MIN_SECRET_BYTES = 32
 RATE_LIMIT_OFF = frozenset({"", "off", "none", "0"})
@@ -36,6 +38,42 @@ def normalize_database_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url[len(prefix) :]
     raise ValueError("LOOMSYNC_DATABASE_URL must start with postgresql://")
+
+
+#: ``LOOMSYNC_RATE_LIMIT_STORAGE`` schemes and the ``limits`` library's async storage each maps to.
+RATE_LIMIT_STORAGES = {
+    "memory": "async+memory",
+    "redis": "async+redis",
+    "rediss": "async+rediss",
+    "redis+unix": "async+redis+unix",
+}
+
+
+def rate_limit_storage_uri(url: str) -> str:
+    """The ``limits`` async storage URI of ``LOOMSYNC_RATE_LIMIT_STORAGE``: ``memory://`` (this
+    process's memory), ``redis://[:password@]host[:port][/db]``, ``rediss://…`` (TLS) or
+    ``redis+unix:///path/to/socket[?db=N]`` become ``async+<scheme>://…``.
+
+    Raises:
+        ValueError: another scheme, or a Redis URL without a host (or socket path).
+    """
+    parts = urlsplit(url.strip())
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # no password
+    scheme = RATE_LIMIT_STORAGES.get(parts.scheme)
+    if scheme is None:
+        raise ValueError(
+            f"LOOMSYNC_RATE_LIMIT_STORAGE {shown!r} is not memory://, redis://host:port[/db],"
+            " rediss://… or redis+unix:///path"
+        )
+    if parts.scheme.startswith("redis"):
+        where = parts.path if parts.scheme == "redis+unix" else parts.hostname
+        try:
+            parts.port  # noqa: B018  (raises on a port that is not a number 0-65535)
+        except ValueError:
+            where = None
+        if not where:
+            raise ValueError(f"LOOMSYNC_RATE_LIMIT_STORAGE {shown!r} names no Redis host or port")
+    return f"{scheme}://{url.strip().split('://', 1)[1]}"
 
 
 def normalize_public_url(url: str) -> str:
@@ -85,11 +123,18 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=20, ge=1)
     db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
+    db_pooler: Pooler = "none"
+    database_replica_urls: str = ""
+    replica_max_lag: float = Field(default=5.0, gt=0)
+    replica_wait: float = Field(default=0.05, ge=0)
+    replica_connect_timeout: float = Field(default=1.0, gt=0)
+    replica_check_interval: float = Field(default=1.0, gt=0)
     request_timeout: float = Field(default=60.0, ge=0)
     body_timeout: float = Field(default=30.0, ge=0)
     idempotency_key_ttl: float = Field(default=24 * 3600.0, gt=0)
     idempotency_purge_interval: float = Field(default=600.0, ge=0)
     rate_limit: str = "1200/minute"
+    rate_limit_storage: str = "memory://"
     secret_scan: SecretScanMode = "redact"
     metrics: bool = True
     public_url: str | None = None
@@ -113,6 +158,13 @@ class Settings(BaseSettings):
     def async_database_url(self) -> str | None:
         """``database_url`` with the asyncpg driver, or None for the embedded server."""
         return normalize_database_url(self.database_url) if self.database_url else None
+
+    @property
+    def replica_urls(self) -> list[str]:
+        """The read replicas' URLs (asyncpg driver), from the comma list
+        ``LOOMSYNC_DATABASE_REPLICA_URLS``; empty: every read goes to the primary."""
+        urls = [u.strip() for u in self.database_replica_urls.split(",") if u.strip()]
+        return [normalize_database_url(u) for u in urls]
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
@@ -138,6 +190,12 @@ class Settings(BaseSettings):
                 )
         if self.database_url:
             normalize_database_url(self.database_url)
+        try:
+            self.replica_urls  # noqa: B018  (raises on a URL that is not postgresql://)
+        except ValueError:
+            raise ValueError(
+                "LOOMSYNC_DATABASE_REPLICA_URLS must be postgresql:// URLs, comma-separated"
+            ) from None
         if self.public_url is not None:
             self.public_url = normalize_public_url(self.public_url) if self.public_url else None
         if self.rate_limit_enabled:
@@ -147,4 +205,5 @@ class Settings(BaseSettings):
                 raise ValueError(
                     f"LOOMSYNC_RATE_LIMIT {self.rate_limit!r} is not like '1200/minute' or 'off'"
                 ) from None
+        rate_limit_storage_uri(self.rate_limit_storage)
         return self

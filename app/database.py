@@ -24,8 +24,9 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from app import pgtime
+from app import pgtime, pooler
 from app.config import Settings, normalize_database_url
+from app.pooler import Pooler
 from loomsync.core.document import jsontext
 
 log = logging.getLogger(__name__)
@@ -51,13 +52,17 @@ def make_engine(url: str, settings: Settings) -> AsyncEngine:
     (:func:`_replace_closed`), so connections that a database restart or
     ``pg_terminate_backend`` closed are replaced instead of failing the request; connecting gives
     up after ``LOOMSYNC_DB_CONNECT_TIMEOUT`` seconds, so a database that does not answer costs a
-    503, never a hang. Every connection reads ``timestamptz`` as aware UTC (:mod:`app.pgtime`)."""
+    503, never a hang. Every connection reads ``timestamptz`` as aware UTC (:mod:`app.pgtime`).
+    ``LOOMSYNC_DB_POOLER=pgbouncer`` makes it safe behind PgBouncer in transaction mode
+    (:mod:`app.pooler`)."""
     engine = create_async_engine(
         normalize_database_url(url),
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=30,
-        connect_args={"server_settings": SERVER_SETTINGS, "timeout": settings.db_connect_timeout},
+        connect_args=pooler.connect_args(
+            settings.db_pooler, SERVER_SETTINGS, settings.db_connect_timeout
+        ),
         json_deserializer=jsontext.loads,  # a json column's numbers keep their text (API.md §2)
         json_serializer=jsontext.dumps,
     )
@@ -112,11 +117,13 @@ def migrations_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "migrations"
 
 
-def alembic_config(url: str) -> Config:
-    """An Alembic config for ``url`` that needs no alembic.ini on disk."""
+def alembic_config(url: str, pooler: Pooler = "none") -> Config:
+    """An Alembic config for ``url`` that needs no alembic.ini on disk; ``pooler`` is
+    ``LOOMSYNC_DB_POOLER`` (migrations/env.py connects as :mod:`app.pooler` says)."""
     config = Config()
     config.set_main_option("script_location", str(migrations_dir()))
     config.attributes["database_url"] = normalize_database_url(url)
+    config.attributes["db_pooler"] = pooler
     return config
 
 
@@ -127,13 +134,14 @@ def head_revision() -> str:
     return head
 
 
-def migrate(url: str) -> None:
-    """Bring the schema at ``url`` to the latest revision (``alembic upgrade head``).
+def migrate(url: str, pooler: Pooler = "none") -> None:
+    """Bring the schema at ``url`` to the latest revision (``alembic upgrade head``), connecting
+    as ``LOOMSYNC_DB_POOLER`` ``pooler`` says.
 
     Runs the async ``env.py`` in its own event loop, so call it from synchronous code (or a
     worker thread).
     """
-    command.upgrade(alembic_config(url), "head")
+    command.upgrade(alembic_config(url, pooler), "head")
 
 
 async def schema_revision(engine: AsyncEngine) -> str | None:

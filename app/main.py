@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
+from app import pooler
 from app.audit.router import router as audit_router
 from app.auth import TokenVerifier
 from app.config import Settings
-from app.database import head_revision, make_engine, make_sessionmaker
+from app.database import SERVER_SETTINGS, head_revision, make_engine, make_sessionmaker
 from app.errors import install_handlers
 from app.headers import SecurityHeadersMiddleware
 from app.health import router as health_router
@@ -23,7 +25,8 @@ from app.middleware import (
     TimeoutMiddleware,
 )
 from app.openapi import build_openapi
-from app.ratelimit import RateLimiter, enforce_rate_limit
+from app.ratelimit import RateLimiter, enforce_rate_limit, make_storage
+from app.replicas.routing import make_reads
 from app.routes import redirect_slashes_relatively
 from app.sharing.router import router as sharing_router
 from app.threads.collection import router as collection_router
@@ -34,6 +37,8 @@ from app.web.errors import PageErrorMiddleware
 from app.web.routes import include_web
 from loomsync.core.secrets import default_redactor
 from loomsync.core.version import __version__
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
@@ -53,7 +58,16 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.db_pooler != "none":
+            await pooler.warn_if_unset(app.state.engine, SERVER_SETTINGS)
+        limiter = app.state.rate_limiter
+        if limiter is not None and not await limiter.check():
+            log.warning(
+                "the rate-limit storage (LOOMSYNC_RATE_LIMIT_STORAGE) does not answer; requests"
+                " go through unchecked until it does"
+            )
         yield
+        await app.state.reads.close()
         await app.state.engine.dispose()
 
     app = FastAPI(
@@ -74,10 +88,20 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.state.verifier = TokenVerifier(settings)
     app.state.cursors = CursorCodec(settings)
     app.state.head_revision = head_revision()
-    app.state.rate_limiter = (
-        RateLimiter(settings.rate_limit) if settings.rate_limit_enabled else None
-    )
     app.state.metrics = Metrics(engine)
+    app.state.rate_limiter = (
+        RateLimiter(
+            settings.rate_limit,
+            make_storage(settings.rate_limit_storage),
+            app.state.metrics.rate_limit_storage_errors,
+            app.state.metrics.rate_limit_unchecked,
+        )
+        if settings.rate_limit_enabled
+        else None
+    )
+    app.state.reads = make_reads(
+        settings, engine, app.state.sessionmaker, app.state.metrics.registry
+    )
     app.state.secret_scan = SecretScan(
         settings.secret_scan, default_redactor(), app.state.metrics.secrets
     )

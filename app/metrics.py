@@ -5,6 +5,8 @@
 - ``loomsync_http_requests_in_progress``: requests being served now;
 - ``loomsync_secrets_total{kind, action}``: credentials found in writes
   (``LOOMSYNC_SECRET_SCAN``, app/threads/scanning.py), ``action`` ``redacted`` or ``rejected``;
+- ``loomsync_rate_limit_storage_errors_total``, ``loomsync_rate_limit_unchecked_total``: the
+  rate-limit storage failing, and requests let through unchecked meanwhile (app/ratelimit.py);
 - ``loomsync_db_pool_*``: the connection pool, read at scrape time.
 
 Every response also carries ``Server-Timing: app;dur=<ms>`` (W3C Server Timing): the time from
@@ -99,6 +101,18 @@ class Metrics:
             "Credentials found in writes (LOOMSYNC_SECRET_SCAN), by kind and what was done:"
             " redacted (stored as markers) or rejected (422)",
             ("kind", "action"),
+            registry=self.registry,
+        )
+        self.rate_limit_storage_errors = Counter(
+            "loomsync_rate_limit_storage_errors",
+            "Calls to the rate-limit storage (LOOMSYNC_RATE_LIMIT_STORAGE) that failed or timed"
+            " out; the request went through unchecked (fail open)",
+            registry=self.registry,
+        )
+        self.rate_limit_unchecked = Counter(
+            "loomsync_rate_limit_unchecked",
+            "Requests let through without a rate-limit check because the storage failed or is"
+            " in its back-off after a failure",
             registry=self.registry,
         )
         self.in_progress = Gauge(

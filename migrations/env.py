@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.config import Settings, normalize_database_url
+from app.pooler import connect_args
 from app.tables import ALL_METADATA
 
 config = context.config
@@ -39,7 +40,10 @@ def _run(connection: Connection) -> None:
 
 async def run_migrations_online() -> None:
     """Run the migrations over an asyncpg connection."""
-    engine = create_async_engine(_url())
+    pooler = config.attributes.get("db_pooler", "none")
+    # behind PgBouncer in transaction mode: no named or cached prepared statements (app/pooler.py)
+    extra = {} if pooler == "none" else {"connect_args": connect_args(pooler, {}, 30.0)}
+    engine = create_async_engine(_url(), **extra)
     try:
         async with engine.connect() as connection:
             await connection.run_sync(_run)

@@ -10,10 +10,11 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Query, Response
 
 from app.auth import CurrentPrincipal, Principal
-from app.database import SessionDep, SettingsDep
+from app.database import SettingsDep
 from app.errors import BadRequest, Unauthorized
 from app.openapi import NON_BLANK_PATTERN
 from app.problems import problem_response
+from app.replicas.routing import ReadsDep
 from app.routes import ApiRouter
 from app.threads import repository, search
 from app.threads.cursors import CursorParam, CursorsDep
@@ -59,7 +60,7 @@ _LISTER_401: dict[int | str, dict[str, Any]] = {
     openapi_extra=_TOKEN_REQUIRED,
 )
 async def search_threads(
-    session: SessionDep,
+    reads: ReadsDep,
     settings: SettingsDep,
     principal: Lister,
     signer: CursorsDep,
@@ -78,7 +79,8 @@ async def search_threads(
     archived: ArchivedFilter = "false",
 ) -> Response:
     """Ranked full-text search over titles, tags, git metadata, commits and every message; needs
-    a bearer token (401 without one)."""
+    a bearer token (401 without one). Runs on a read replica when one is configured and has
+    caught up (app/replicas/routing.py)."""
     if not q.strip():
         raise BadRequest("q must hold at least one non-blank character.")
     if len(q) > settings.max_query_chars:
@@ -88,16 +90,18 @@ async def search_threads(
         archived=archived,
         workspace=clean(workspace) if workspace is not None else None,
     )
-    found = await search.run(
-        session,
-        principal,
-        q,
-        syntax,
-        filters,
-        cursor,
-        signer,
-        limit,
-        settings.search_common_messages,
+    found = await reads.run(
+        lambda session: search.run(
+            session,
+            principal,
+            q,
+            syntax,
+            filters,
+            cursor,
+            signer,
+            limit,
+            settings.search_common_messages,
+        )
     )
     hits = [
         {
@@ -119,7 +123,7 @@ async def search_threads(
     openapi_extra=_TOKEN_REQUIRED,
 )
 async def list_threads(
-    session: SessionDep,
+    reads: ReadsDep,
     principal: Lister,
     signer: CursorsDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -129,15 +133,19 @@ async def list_threads(
     archived: ArchivedFilter = "false",
 ) -> Response:
     """Thread summaries, newest ``last_activity_at`` first, keyset-paginated; needs a bearer
-    token (401 without one)."""
-    rows = await repository.list_threads(
-        session,
-        principal,
-        scope=scope,
-        archived=archived,
-        workspace=clean(workspace) if workspace is not None else None,
-        after=signer.decode("threads", cursor, datetime, uuid.UUID) if cursor else None,
-        limit=limit,
+    token (401 without one). Runs on a read replica when one is configured and has caught up
+    (app/replicas/routing.py)."""
+    after = signer.decode("threads", cursor, datetime, uuid.UUID) if cursor else None
+    rows = await reads.run(
+        lambda session: repository.list_threads(
+            session,
+            principal,
+            scope=scope,
+            archived=archived,
+            workspace=clean(workspace) if workspace is not None else None,
+            after=after,
+            limit=limit,
+        )
     )
     page, next_cursor = signer.page("threads", rows, limit, lambda r: (r.last_activity_at, r.id))
     return json_response({"threads": [summary(r) for r in page], "next_cursor": next_cursor})

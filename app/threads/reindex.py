@@ -22,8 +22,10 @@ the stored message, :func:`~app.threads.indexing.thread_vector` of the stored do
   the walk) and rebuilt the same way, up to :data:`SWEEPS` rounds. Then ``ANALYZE`` refreshes
   the statistics search ranking reads (``pg_stats`` of the vectors), and the progress rows are
   marked finished. A rebuild that leaves rows behind is not finished: run it again.
-- **One at a time**: a session advisory lock (:data:`LOCK_KEY`) makes a second rebuild (another
-  server, a ``reindex`` by hand) return at once.
+- **One at a time**: an advisory lock (:data:`LOCK_KEY`) makes a second rebuild (another
+  server, a ``reindex`` by hand) return at once. It is transaction-level, held by a transaction
+  of its own left open (idle, no snapshot kept: it holds back no vacuum) for the rebuild, so it
+  works behind PgBouncer in transaction mode too; a connection lost ends it like a session lock.
 
 The analysis is CPU-bound Python (a fraction of a millisecond per message of the bench corpus):
 ``jobs`` > 1 spreads it over worker processes while one connection reads and writes in order.
@@ -52,7 +54,7 @@ from loomsync.core.textsearch.vectors import VERSION
 log = logging.getLogger(__name__)
 
 TARGETS = ("threads", "thread_messages")
-#: ``pg_try_advisory_lock`` key of the rebuild (the ASCII of "loomsrix" as a bigint).
+#: ``pg_try_advisory_xact_lock`` key of the rebuild (the ASCII of "loomsrix" as a bigint).
 LOCK_KEY = 0x6C6F6F6D73726978
 BATCH_ROWS = 500
 #: At most this many bytes of stored JSON text read in a batch (one row above it still goes).
@@ -136,9 +138,12 @@ async def rebuild(
     ``pause`` (tests) runs after a batch is read and before it is written. Logs progress at
     INFO every :data:`LOG_SECONDS`. Database errors propagate; what was committed stays."""
     async with engine.connect() as lock:
-        got = await lock.scalar(text("SELECT pg_try_advisory_lock(:k)"), {"k": LOCK_KEY})
-        await lock.commit()
+        # a transaction-level lock in a transaction left open for the rebuild: behind PgBouncer in
+        # transaction mode that open transaction keeps its backend (a session lock would stay
+        # on whichever backend took it, and the unlock go to another: app/pooler.py)
+        got = await lock.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
         if not got:
+            await lock.rollback()
             log.info("search reindex: another rebuild is running; leaving it to that one")
             return Outcome(ran=False, finished=False, tallies=[])
         pool = ProcessPoolExecutor(jobs, initializer=_die_with_parent) if jobs > 1 else None
@@ -150,8 +155,7 @@ async def rebuild(
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
-            await lock.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": LOCK_KEY})
-            await lock.commit()
+            await lock.rollback()  # ends the transaction, and the lock with it
     return Outcome(ran=True, finished=all(t.left == 0 for t in tallies), tallies=tallies)
 
 

@@ -249,8 +249,10 @@ class SecretScan:
         )
 
 
-def get_secret_scan(request: Request) -> SecretScan:
-    """FastAPI dependency: the app's :class:`SecretScan`."""
+async def get_secret_scan(request: Request) -> SecretScan:
+    """FastAPI dependency: the app's :class:`SecretScan`. ``async`` although it never awaits:
+    FastAPI runs a plain ``def`` dependency in a thread pool, a hand-off that cost the write
+    path 5-8% of its CPU (bench/README.md, writes; issue 18)."""
     scan: SecretScan = request.app.state.secret_scan
     return scan
 

@@ -1,0 +1,105 @@
+"""What the infra servers share: finding the binary, waiting for a port, stopping the process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+#: Seconds a server gets to accept connections after it was started.
+STARTUP_SECONDS = 15.0
+#: Debian puts daemons in /usr/sbin, which a non-root PATH often lacks.
+SBIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
+
+
+class MissingBinary(RuntimeError):
+    """The server's program is not installed (``.ci/run`` installs its Debian package)."""
+
+
+class StartFailed(RuntimeError):
+    """The server exited or did not accept connections in time; the message has its log."""
+
+
+def find_binary(name: str) -> str | None:
+    """The path of the program ``name`` on PATH or in Debian's sbin folders, or None."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in SBIN_DIRS:
+        candidate = Path(folder) / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def require(name: str, package: str) -> str:
+    """The path of ``name``, or ``pytest.skip`` naming the Debian ``package`` that provides it.
+
+    For tests only (a benchmark catches :class:`MissingBinary` from the ``start_*`` functions).
+    """
+    import pytest
+
+    path = find_binary(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed (apt-get install {package}; .ci/run does)")
+    return path
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something accepts TCP connections on ``host:port``."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until(
+    process: subprocess.Popen[bytes], ready: Callable[[], bool], log: Path, what: str
+) -> None:
+    """Call ``ready()`` every 50 ms until it is true.
+
+    Raises:
+        StartFailed: ``process`` exited first, or :data:`STARTUP_SECONDS` passed (the process
+            is stopped); the message carries the end of ``log``.
+    """
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        if ready():
+            return
+        time.sleep(0.05)
+    stop_process(process)
+    tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+    raise StartFailed(f"{what} did not start (exit code {process.poll()}):\n{tail}")
+
+
+def stop_process(process: subprocess.Popen[bytes], seconds: float = 10.0) -> None:
+    """SIGTERM ``process`` (resumed first if it was paused), SIGKILL after ``seconds``; wait."""
+    if process.poll() is not None:
+        return
+    try:
+        os.kill(process.pid, signal.SIGCONT)
+        process.terminate()
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    except ProcessLookupError:
+        process.wait()
+
+
+def pause_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGSTOP: the process keeps its sockets but answers nothing (a hung server)."""
+    os.kill(process.pid, signal.SIGSTOP)
+
+
+def resume_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGCONT after :func:`pause_process`."""
+    os.kill(process.pid, signal.SIGCONT)
