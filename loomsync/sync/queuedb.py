@@ -77,12 +77,15 @@ class QueueFile:
         self._on_open = on_open
         self._db: sqlite3.Connection | None = None
         self._pid = 0
+        self._inherited: list[sqlite3.Connection] = []
         self._guard = threading.RLock()
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is not None and self._pid == os.getpid():
             return self._db
-        self._db = None  # a connection inherited through fork() is never used
+        if self._db is not None:  # inherited through fork(): never used nor closed here (a
+            self._inherited.append(self._db)  # close could checkpoint under the parent's feet)
+        self._db = None
         ensure_dir(self.path.parent)
         db = sqlite3.connect(
             self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
