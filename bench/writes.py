@@ -58,7 +58,8 @@ Params = tuple[Any, ...]
 @dataclass
 class Statement:
     """One captured statement and, per parameter, how a replay fills it: ``("const", v)``,
-    ``("tid",)``, ``("fresh",)`` (a new UUID each time), ``("base",)`` or ``("seqs",)``."""
+    ``("tid",)``, ``("fresh",)`` (a new UUID each time), ``("base",)``, ``("bases",)`` (the
+    base as a one-element list, ``version = ANY(:versions)``) or ``("seqs",)``."""
 
     sql: str
     slots: list[tuple[Any, ...]]
@@ -75,6 +76,8 @@ class Statement:
                 out.append(uuid.uuid4())
             elif kind == "base":
                 out.append(base)
+            elif kind == "bases":
+                out.append([base])
             elif kind == "seqs":
                 out.append(list(range(first_seq, first_seq + len(slot[1]))))
             else:
@@ -89,6 +92,8 @@ def _slots(params: Params, tid: uuid.UUID, base: int | None, seqs: list[int]) ->
             slots.append(("tid",) if value == tid else ("fresh",))
         elif base is not None and type(value) is int and value == base:
             slots.append(("base",))
+        elif base is not None and value == [base]:  # version = ANY(:versions)
+            slots.append(("bases",))
         elif isinstance(value, list) and value == seqs and seqs:
             slots.append(("seqs", value))
         else:
@@ -145,7 +150,7 @@ async def capture(dsn: str) -> tuple[list[Statement], list[Statement]]:
     finally:
         await app.state.engine.dispose()
     kinds = {slot[0] for statement in append for slot in statement.slots}
-    if not {"tid", "base", "seqs"} <= kinds:
+    if not ({"tid", "seqs"} <= kinds and kinds & {"base", "bases"}):
         raise RuntimeError(f"could not find the thread, base and numbers in the append: {kinds}")
     return put, append
 
@@ -375,7 +380,7 @@ def run(server_dsn: str, *, quick: bool = False, clients: int = 32, workers: int
     API with the raw client and with httpx."""
     seconds, warmup = (5.0, 1.0) if quick else (20.0, 5.0)
     section = Section(
-        f"Write throughput (issue 7 item 3): {clients} writers, {seconds:.0f} s a workload after"
+        f"Write throughput (issue 7 item 3, issue 18 item 1): {clients} writers, {seconds:.0f} s a workload after"
         f" {warmup:.0f} s of warm-up, "
         f"uvicorn --workers {workers}"
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -37,7 +38,7 @@ from app.audit.context import AuditContext
 from app.auth import Principal
 from app.errors import PayloadTooLarge
 from app.sharing import repository as share_links
-from app.threads import auditing
+from app.threads import auditing, hotsql
 from app.threads import messages as rows
 from app.threads.access import writable
 from app.threads.documents import (
@@ -75,14 +76,18 @@ _CLAIMED = (
     threads.c.visibility,
     threads.c.is_shared_with_support,
 )
-MESSAGE_COUNT = threads.c.message_count
 
 
-def _document_values(doc: dict[str, Any]) -> dict[str, Any]:
-    """Column values for a stored document: the JSON text, derived columns and the A/B vector."""
+def _document_values(
+    doc: dict[str, Any], document_text: str | None = None, vector: str | None = None
+) -> dict[str, Any]:
+    """Column values for a stored document: the JSON text, derived columns and the A/B vector
+    (``document_text`` and ``vector``: those of ``doc``, when the caller made them already)."""
+    if document_text is None:
+        document_text = dump_json(doc)
     return {
-        "document": cast(literal(dump_json(doc), Text), JSON),
-        "search_vector": stored_vector(thread_vector(doc)),
+        "document": cast(literal(document_text, Text), JSON),
+        "search_vector": stored_vector(vector if vector is not None else thread_vector(doc)),
         "search_version": SEARCH_VERSION,
         **derived_columns(doc),
     }
@@ -130,30 +135,27 @@ async def create_or_replace(
     principal = audit.principal
     if principal.user_id is None:
         raise AssertionError("writes need an authenticated principal")
-    values = _document_values(doc)
+    document_text = dump_json(doc)
+    vector = thread_vector(doc)
+    derived = derived_columns(doc)
     created_at = timestamps.get("created_at")
     last_activity_at = timestamps.get("last_activity_at")
     claimed = None
     created = False
     if 0 in precondition.versions and not precondition.any_version:
-        now = func.now()
-        stmt = (
-            insert(threads)
-            .values(
-                id=thread_id,
-                owner_id=principal.user_id,
-                org_id=principal.org_id,
-                version=1,
-                created_at=created_at or now,
-                updated_at=now,
-                last_activity_at=last_activity_at or now,
-                message_count=len(messages),
-                **values,
-            )
-            .on_conflict_do_nothing(index_elements=[threads.c.id])
-            .returning(*_RENDERED)
-        )
-        claimed = (await session.execute(stmt)).first()
+        params = {
+            "id": thread_id,
+            "owner_id": principal.user_id,
+            "org_id": principal.org_id,
+            "created_at": created_at,
+            "last_activity_at": last_activity_at,
+            "message_count": len(messages),
+            "document": document_text,
+            "vector": vector,
+            "search_version": SEARCH_VERSION,
+            **derived,
+        }
+        claimed = (await session.execute(hotsql.INSERT_THREAD, params)).first()
         created = claimed is not None
     nonzero = Precondition(
         frozenset(v for v in precondition.versions if v), precondition.any_version
@@ -180,7 +182,7 @@ async def create_or_replace(
                 created_at=func.coalesce(created_at, threads.c.created_at),
                 last_activity_at=last_activity_at or func.now(),
                 message_count=len(messages),
-                **values,
+                **_document_values(doc, document_text, vector),
             )
             .returning(
                 *_RENDERED,
@@ -198,7 +200,7 @@ async def create_or_replace(
             creating=not allow_replace,
             replacing=allow_replace,
         )
-    sharing = (values["visibility"], values["is_shared_with_support"])
+    sharing = (derived["visibility"], derived["is_shared_with_support"])
     if created:
         await auditing.created(session, audit, thread_id, *sharing)
         await rows.insert_messages(session, thread_id, messages)
@@ -256,6 +258,26 @@ async def claim(
         .returning(*_CLAIMED, threads.c.document.cast(Text).label("document_text"))
     )
     row: Row[Any] | None = (await session.execute(stmt)).first()
+    if row is None:
+        raise await refusal(session, principal, thread_id, precondition)
+    return row
+
+
+async def claim_append(
+    session: AsyncSession,
+    principal: Principal,
+    thread_id: uuid.UUID,
+    precondition: Precondition | None,
+    added: int,
+    last_activity_at: datetime | None,
+) -> Row[Any]:
+    """:func:`claim` for an append of ``added`` messages: ``message_count`` grows by ``added``,
+    ``last_activity_at`` is the given time or now; one statement built once
+    (:data:`app.threads.hotsql.CLAIM_APPEND`). Returns and raises as :func:`claim`."""
+    statement, params = hotsql.claim_append_params(
+        principal, thread_id, precondition, added, last_activity_at
+    )
+    row: Row[Any] | None = (await session.execute(statement, params)).first()
     if row is None:
         raise await refusal(session, principal, thread_id, precondition)
     return row
@@ -352,6 +374,7 @@ __all__ = [
     "check_message_limit",
     "check_store",
     "claim",
+    "claim_append",
     "create_or_replace",
     "insert_fork",
     "list_threads",

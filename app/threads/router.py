@@ -7,10 +7,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request, Response
 from sqlalchemy import func
 
-from app.audit.context import AuditContext, AuditDep
+from app.audit.context import AuditDep
 from app.auth import CurrentPrincipal, Principal
-from app.config import Settings
-from app.database import SessionDep, SettingsDep
+from app.database import SessionDep
 from app.errors import BadRequest, PreconditionRequired, Unauthorized, ValidationFailed
 from app.idempotency.keys import NO_KEY, IdempotencyDep, refresh_answers
 from app.routes import ApiRouter
@@ -27,7 +26,6 @@ from app.threads.responses import json_response
 from app.threads.scanning import (
     APPEND_MESSAGES,
     DOCUMENT_MESSAGES,
-    SecretScan,
     SecretScanDep,
 )
 from app.threads.schemas import (
@@ -38,6 +36,7 @@ from app.threads.schemas import (
     ThreadPatch,
     problem_responses,
 )
+from app.threads.writing import WriteContext, WriteDep
 from loomsync.core.document import jsontext
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
@@ -89,15 +88,14 @@ def _object(raw: Any) -> dict[str, Any]:
 
 async def _store_whole(
     session: SessionDep,
-    settings: Settings,
-    audit: AuditContext,
-    scan: SecretScan,
+    write: WriteContext,
     raw: Any,
     url_id: ThreadId | None,
     if_match: list[str] | None,
     *,
     allow_replace: bool,
 ) -> Response:
+    settings, audit, scan = write.settings, write.audit, write.scan
     body_in = _object(raw)
     thread, raw_messages = service.parse_thread(body_in, url_id)
     thread_id = url_id or thread.id or ThreadId.new()
@@ -143,10 +141,7 @@ async def _store_whole(
 )
 async def create_thread(
     session: SessionDep,
-    settings: SettingsDep,
-    _: Writer,
-    audit: AuditDep,
-    scan: SecretScanDep,
+    write: WriteDep,
     raw: JsonBody,
     idempotency: IdempotencyDep,
     if_match: IfMatch = None,
@@ -159,9 +154,7 @@ async def create_thread(
     (app/idempotency/keys.py)."""
     return await idempotency.run(
         session,
-        lambda: _store_whole(
-            session, settings, audit, scan, raw, None, if_match, allow_replace=False
-        ),
+        lambda: _store_whole(session, write, raw, None, if_match, allow_replace=False),
     )
 
 
@@ -178,10 +171,7 @@ async def create_thread(
 async def put_thread(
     thread_id: ThreadIdPath,
     session: SessionDep,
-    settings: SettingsDep,
-    _: Writer,
-    audit: AuditDep,
-    scan: SecretScanDep,
+    write: WriteDep,
     raw: JsonBody,
     if_match: IfMatch = None,
 ) -> Response:
@@ -192,9 +182,7 @@ async def put_thread(
     tid = _thread_id(thread_id)
     return await NO_KEY.run(
         session,
-        lambda: _store_whole(
-            session, settings, audit, scan, raw, tid, if_match, allow_replace=True
-        ),
+        lambda: _store_whole(session, write, raw, tid, if_match, allow_replace=True),
     )
 
 
@@ -271,10 +259,7 @@ async def patch_thread(
 async def append_messages(
     thread_id: ThreadIdPath,
     session: SessionDep,
-    settings: SettingsDep,
-    audit: AuditDep,
-    _: Writer,
-    scan: SecretScanDep,
+    write: WriteDep,
     raw: JsonBody,
     idempotency: IdempotencyDep,
     if_match: IfMatch = None,
@@ -283,6 +268,7 @@ async def append_messages(
     Credentials in what is appended are redacted, or refused with 422 (``LOOMSYNC_SECRET_SCAN``;
     the stored messages are not scanned again). With ``Idempotency-Key``, a retry gets the first
     answer (app/idempotency/keys.py)."""
+    settings, audit, scan = write.settings, write.audit, write.scan
     tid = _thread_id(thread_id)
     if if_match is None:
         raise PreconditionRequired("Appending needs If-Match with the version the messages follow.")
@@ -294,13 +280,16 @@ async def append_messages(
         raw_body = scanned.value
         request = service.validate(AppendRequest, raw_body)
     raw_messages = raw_body.get("messages") or []
-    values: dict[str, Any] = {
-        "message_count": repository.MESSAGE_COUNT + len(raw_messages),
-        "last_activity_at": request.last_activity_at or func.now(),
-    }
 
-    async def write() -> Response:
-        row = await repository.claim(session, audit.principal, tid.uuid, precondition, **values)
+    async def store() -> Response:
+        row = await repository.claim_append(
+            session,
+            audit.principal,
+            tid.uuid,
+            precondition,
+            len(raw_messages),
+            request.last_activity_at,
+        )
         repository.check_message_limit(row.message_count, settings.max_messages)
         first_seq = row.message_count - len(raw_messages)
         await scan.settle(session, audit, tid.uuid, scanned, APPEND_MESSAGES, first_seq)
@@ -313,7 +302,7 @@ async def append_messages(
         result = {"id": str(tid), "version": row.version, "message_count": row.message_count}
         return json_response(result, headers={"ETag": etag(row.version)})
 
-    response = await idempotency.run(session, write)
+    response = await idempotency.run(session, store)
     scan.count(scanned)
     return response
 
