@@ -10,8 +10,11 @@ import platformdirs
 from limits import parse as parse_rate_limit
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from app.pooler import Pooler
+from app.replicas.state import replica_name
 
 PLACEHOLDER_SECRETS = frozenset({"", "secret", "changeme", "change-me", "dev", "test", "password"})
 MIN_SECRET_BYTES = 32
@@ -129,6 +132,7 @@ class Settings(BaseSettings):
     replica_wait: float = Field(default=0.05, ge=0)
     replica_connect_timeout: float = Field(default=1.0, gt=0)
     replica_check_interval: float = Field(default=1.0, gt=0)
+    replica_read_timeout: float = Field(default=10.0, gt=0)
     request_timeout: float = Field(default=60.0, ge=0)
     body_timeout: float = Field(default=30.0, ge=0)
     idempotency_key_ttl: float = Field(default=24 * 3600.0, gt=0)
@@ -166,6 +170,33 @@ class Settings(BaseSettings):
         urls = [u.strip() for u in self.database_replica_urls.split(",") if u.strip()]
         return [normalize_database_url(u) for u in urls]
 
+    def _check_replica_urls(self) -> None:
+        """Each replica URL is a PostgreSQL URL that parses, with a port in 1-65535, named once:
+        a port like ``99999`` would otherwise fail every read's connection with an error no
+        outage handling expects, and a URL given twice would report one ``replica`` label twice.
+
+        Raises:
+            ValueError: naming the setting (never the password).
+        """
+        problem = "LOOMSYNC_DATABASE_REPLICA_URLS must be postgresql:// URLs, comma-separated"
+        try:
+            urls = self.replica_urls
+        except ValueError:
+            raise ValueError(problem) from None
+        seen: set[str] = set()
+        for url in urls:
+            try:
+                parts = make_url(url)
+                port = parts.port
+            except (ValueError, ArgumentError):
+                raise ValueError(f"{problem}: one does not parse (host:port/database)") from None
+            if port is not None and not 0 < port < 65536:
+                raise ValueError(f"{problem}: port {port} is not in 1-65535")
+            name = replica_name(url)
+            if name in seen:
+                raise ValueError(f"{problem}: {name} is listed twice")
+            seen.add(name)
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         algorithms = self.algorithms
@@ -190,12 +221,7 @@ class Settings(BaseSettings):
                 )
         if self.database_url:
             normalize_database_url(self.database_url)
-        try:
-            self.replica_urls  # noqa: B018  (raises on a URL that is not postgresql://)
-        except ValueError:
-            raise ValueError(
-                "LOOMSYNC_DATABASE_REPLICA_URLS must be postgresql:// URLs, comma-separated"
-            ) from None
+        self._check_replica_urls()
         if self.public_url is not None:
             self.public_url = normalize_public_url(self.public_url) if self.public_url else None
         if self.rate_limit_enabled:

@@ -66,6 +66,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
                 "the rate-limit storage (LOOMSYNC_RATE_LIMIT_STORAGE) does not answer; requests"
                 " go through unchecked until it does"
             )
+        app.state.reads.start()  # the replica probe: gauges are true before the first read
         yield
         await app.state.reads.close()
         await app.state.engine.dispose()

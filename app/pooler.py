@@ -103,6 +103,17 @@ def alter_database_sql(database: str, settings: Mapping[str, str]) -> str:
     return " ".join(f"ALTER DATABASE \"{name}\" SET {k} = '{v}';" for k, v in settings.items())
 
 
+async def _database_name(engine: AsyncEngine) -> str | None:
+    """The server's name of the database (``current_database()``): behind PgBouncer the URL's
+    may be an alias of it, which ``ALTER DATABASE`` would not find. None when it cannot be read."""
+    try:
+        async with engine.connect() as conn:
+            return str(await conn.scalar(text("SELECT current_database()")))
+    except Exception as exc:  # the warning falls back to the URL's name
+        log.debug("could not read the database's name: %s", exc)
+        return None
+
+
 async def warn_if_unset(engine: AsyncEngine, server_settings: Mapping[str, str]) -> None:
     """Log a WARNING naming the ``ALTER DATABASE`` to run when the database's defaults lack the
     session settings a pooler does not pass on (searches are slower without them, never
@@ -114,7 +125,7 @@ async def warn_if_unset(engine: AsyncEngine, server_settings: Mapping[str, str])
         log.debug("could not read the session settings: %s", exc)
         return
     if missing:
-        database = engine.url.database or "loomsync"
+        database = await _database_name(engine) or engine.url.database or "loomsync"
         log.warning(
             "LOOMSYNC_DB_POOLER=pgbouncer: the database's defaults lack %s (now %s), which a"
             " pooler does not pass on at connect; run once: %s",

@@ -67,7 +67,7 @@ class ClientPaths:
 
     @property
     def sync_dir(self) -> Path:
-        """``<state>/sync``: ``pending.json`` and the per-thread sync bases."""
+        """``<state>/sync``: ``queue.sqlite3`` (the sync queue) and the per-thread sync bases."""
         return self.state_dir / "sync"
 
     @classmethod

@@ -301,8 +301,8 @@ class WatchRunningError(LoomsyncError):
 
 
 class QueueUnreadableError(LoomsyncError):
-    """``pending.json`` could not be read (an OSError: a folder in its place, no permission...)
-    and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
+    """The sync queue file (``queue.sqlite3``, or an earlier client's ``pending.json``) could not
+    be used (not a database, a folder in its place, no permission...) and could not be moved aside either, so the queue cannot be rebuilt (issue 15, item 4)."""
 
 
 #: Candidates an :class:`AmbiguousThreadIdError` lists.

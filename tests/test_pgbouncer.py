@@ -166,3 +166,32 @@ async def test_migrations_run_through_pgbouncer(pg_server: str, bouncer: PgBounc
         assert revision == head_revision()
     finally:
         await drop_database(pg_server, url)
+
+
+async def test_the_start_up_warning_names_the_database_behind_a_pgbouncer_alias(
+    pg_server: str, database_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Behind an alias (``[databases] loomsync = … dbname=<real>``) the ALTER DATABASE the
+    warning asks for names the server's database, not the alias (which it would not find).
+    Port 18601 of the r18 range."""
+    require("pgbouncer", "pgbouncer")
+    real = str(make_url(database_url).database)
+    ignored = ",".join(["extra_float_digits", *pooler.session_defaults(SERVER_SETTINGS)])
+    config = Settings(db_pooler="pgbouncer", _env_file=None)  # type: ignore[call-arg]
+    with start_pgbouncer(
+        *upstream_of(pg_server),
+        18601,
+        tmp_path / "alias",
+        pool_size=POOL,
+        ignore_startup_parameters=ignored,
+        aliases={"loomsync_alias": real},
+    ) as via:
+        aliased = make_url(via.route(database_url)).set(database="loomsync_alias")
+        engine = make_engine(aliased.render_as_string(hide_password=False), config)
+        try:
+            with caplog.at_level("WARNING", logger="app.pooler"):
+                await pooler.warn_if_unset(engine, SERVER_SETTINGS)
+        finally:
+            await engine.dispose()
+    assert f'ALTER DATABASE "{real}" SET ' in caplog.text
+    assert "loomsync_alias" not in caplog.text

@@ -3,8 +3,8 @@
 - ``loomsync_db_reads_total{target, reason}``: list and search reads by where they ran:
   ``target="replica", reason="caught-up"``, or ``target="primary"`` with ``reason``
   ``not-replicated-yet`` (the replica had not replayed the primary's position within
-  ``LOOMSYNC_REPLICA_WAIT``), ``replica-down`` (no replica answers, or the one tried failed),
-  ``lagging`` (every answering replica is past ``LOOMSYNC_REPLICA_MAX_LAG``) or
+  ``LOOMSYNC_REPLICA_WAIT``), ``replica-down`` (no replica answers, or the one tried failed,
+  froze past ``LOOMSYNC_REPLICA_READ_TIMEOUT`` or is no standby), ``lagging`` (every answering replica is past ``LOOMSYNC_REPLICA_MAX_LAG``) or
   ``replica-error`` (the read failed on the replica for another reason, and was run again);
 - ``loomsync_replica_up{replica}``: 1 while reads may go there, 0 while it is skipped;
 - ``loomsync_replica_lag_seconds{replica}``, ``loomsync_replica_lag_bytes{replica}``: how far

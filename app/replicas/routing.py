@@ -7,8 +7,10 @@ position the primary had when the read began (read on the primary, :mod:`app.rep
 Whatever any server instance acknowledged before the read began is therefore in the replica's
 snapshot: read-your-writes holds across instances, for any client (curl too), with no state
 carried by the caller. A replica that has not caught up within ``LOOMSYNC_REPLICA_WAIT``
-seconds, does not answer, or fails the read leaves the read to the primary: the caller never
-sees the replica's trouble, only (at worst) the primary's time.
+seconds, does not answer, fails the read, or has not finished it within
+``LOOMSYNC_REPLICA_READ_TIMEOUT`` seconds (frozen mid-read; it is skipped until a probe finds it
+answering) leaves the read to the primary: the caller never sees the replica's trouble, only
+(at worst) the primary's time.
 
 Writes, the GET of one thread and everything else keep using the primary's session
 (:data:`app.database.SessionDep`).
@@ -24,7 +26,7 @@ from typing import Annotated, Protocol, TypeVar, cast
 
 from fastapi import Depends, Request
 from prometheus_client import CollectorRegistry
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config import Settings
@@ -53,6 +55,10 @@ class Reads(Protocol):
         """``read`` on a session of the database routing picks; its result."""
         ...
 
+    def start(self) -> None:
+        """Start background work (the app's lifespan calls it; a read does when it was not)."""
+        ...
+
     async def close(self) -> None:
         """Stop background work and close the engines this object opened."""
         ...
@@ -70,6 +76,9 @@ class PrimaryReads:
         async with self._maker() as session:
             return await read(session)
 
+    def start(self) -> None:
+        """Nothing runs in the background."""
+
     async def close(self) -> None:
         """Nothing to close (the app closes the primary's engine)."""
 
@@ -84,7 +93,8 @@ def _is_outage(exc: BaseException) -> bool:
 class ReplicaReads:
     """Reads routed to ``replicas`` under the rules of this module; counted in
     ``loomsync_db_reads_total`` (:mod:`app.replicas.metrics`). The probe
-    (:class:`app.replicas.monitor.Monitor`) starts with the first read."""
+    (:class:`app.replicas.monitor.Monitor`) starts with the app (:meth:`start`), so the replica
+    gauges are measured before the first read, or else with the first read."""
 
     def __init__(
         self,
@@ -99,6 +109,7 @@ class ReplicaReads:
         self.max_lag = settings.replica_max_lag
         self.wait = settings.replica_wait
         self.timeout = settings.replica_connect_timeout
+        self.read_timeout = settings.replica_read_timeout
         self.lsn = PrimaryLsn(primary)
         history = PrimaryHistory(2 * settings.replica_max_lag + settings.replica_check_interval)
         self.monitor = Monitor(
@@ -119,8 +130,7 @@ class ReplicaReads:
             whatever ``read`` raises on the primary; an :class:`app.errors.AppError` (a 4xx,
             a 429, a search's 503) from the replica as it is.
         """
-        if self._probe is None:
-            self._probe = asyncio.get_running_loop().create_task(self.monitor.run())
+        self.start()
         replica, reason = self._pick()
         if replica is not None:
             position = await self.lsn.current()
@@ -142,19 +152,22 @@ class ReplicaReads:
     async def _on_replica(
         self, replica: Replica, position: int, read: Read[T]
     ) -> tuple[str, T | None]:
-        """(``caught-up``, the result) or (why not, None)."""
+        """(``caught-up``, the result) or (why not, None): the read is bounded by
+        ``LOOMSYNC_REPLICA_READ_TIMEOUT``, and any failure but an :class:`app.errors.AppError`
+        is the replica's (a timeout or lost connection skips it)."""
         try:
             async with replica.sessionmaker() as session:
                 try:
                     if not await self._caught_up(session, position):
                         return metrics.NOT_REPLICATED_YET, None
+                    async with asyncio.timeout(self.read_timeout):  # a replica frozen mid-read
+                        return metrics.CAUGHT_UP, await read(session)
                 except TimeoutError:
                     await session.invalidate()  # no rollback on a connection that hangs
                     raise
-                return metrics.CAUGHT_UP, await read(session)
         except AppError:
             raise
-        except (SQLAlchemyError, OSError, TimeoutError, NotAStandby) as exc:
+        except Exception as exc:  # whatever the replica does, the read runs on the primary
             if _is_outage(exc):
                 replica.trip(exc)
                 return metrics.REPLICA_DOWN, None
@@ -184,6 +197,11 @@ class ReplicaReads:
                 if remaining <= 0:
                     return False
                 await asyncio.sleep(min(POLL_SECONDS, remaining))
+
+    def start(self) -> None:
+        """Start the probe unless it runs (in a running event loop)."""
+        if self._probe is None:
+            self._probe = asyncio.get_running_loop().create_task(self.monitor.run())
 
     async def close(self) -> None:
         """Stop the probe and close the replicas' engines."""

@@ -10,9 +10,10 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.database import SessionDep
 from app.errors import BadRequest
+from app.replicas.routing import ReadsDep
 from app.routes import ApiRouter
 from app.threads.cursors import CursorCodec
 from app.threads.documents import summary
@@ -35,7 +36,7 @@ def _after(codec: CursorCodec, cursor: str) -> listing.After:
 
 @router.get("/", response_class=HTMLResponse)
 async def home(
-    request: Request, session: SessionDep, web: WebSessionDep, mine: str = "", shared: str = ""
+    request: Request, reads: ReadsDep, web: WebSessionDep, mine: str = "", shared: str = ""
 ) -> Response:
     """The two lists (200), the sign-in instructions without a session (200), a 400 page for
     a cursor this server did not issue."""
@@ -47,11 +48,16 @@ async def home(
     except BadRequest:
         return notice(request, 400, "Bad page link", "That page link is not one this server made.")
     principal = web.principal
+
+    async def both(session: AsyncSession) -> tuple[list[Any], list[Any]]:
+        return (
+            await listing.mine(session, principal, after_mine, PAGE),
+            await listing.shared(session, principal, after_shared, PAGE),
+        )
+
+    mine_rows, shared_rows = await reads.run(both)  # a replica once caught up (API's list too)
     sections: list[dict[str, Any]] = []
-    for key, rows, after_key in (
-        ("mine", await listing.mine(session, principal, after_mine, PAGE), mine),
-        ("shared", await listing.shared(session, principal, after_shared, PAGE), shared),
-    ):
+    for key, rows, after_key in (("mine", mine_rows, mine), ("shared", shared_rows, shared)):
         page, cursor = codec.page("threads", rows, PAGE, lambda r: (r.last_activity_at, r.id))
         sections.append(
             {

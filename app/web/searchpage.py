@@ -17,8 +17,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
-from app.database import SessionDep
 from app.errors import BadRequest, RateLimited, Unavailable
+from app.replicas.routing import ReadsDep
 from app.routes import ApiRouter
 from app.threads import search
 from app.threads.cursors import CursorCodec
@@ -51,7 +51,7 @@ def snippet_markup(snippet: str | None) -> Markup | None:
 @router.get("/search", response_class=HTMLResponse)
 async def search_page(
     request: Request,
-    session: SessionDep,
+    reads: ReadsDep,
     web: WebSessionDep,
     q: str = "",
     scope: str = "visible",
@@ -78,16 +78,18 @@ async def search_page(
         return render(request, "search.html", context)
     codec: CursorCodec = request.app.state.cursors
     try:
-        found = await search.run(
-            session,
-            web.principal,
-            q,
-            syntax,
-            search.SearchFilters(scope=scope),
-            cursor or None,
-            codec,
-            PAGE,
-            request.app.state.settings.search_common_messages,
+        found = await reads.run(  # a replica once caught up, as the API's search
+            lambda session: search.run(
+                session,
+                web.principal,
+                q,
+                syntax,
+                search.SearchFilters(scope=scope),
+                cursor or None,
+                codec,
+                PAGE,
+                request.app.state.settings.search_common_messages,
+            )
         )
     except BadRequest:
         return notice(request, 400, "Bad page link", "That page link is not one this server made.")

@@ -120,15 +120,16 @@ def link_columns() -> list[Column[ShareLink]]:
     :func:`loomsync.cli.render.print_table` lays them out: ID (whole: ``--revoke`` takes it),
     STATE (``live``, ``expired``, ``revoked``), UNTIL (UTC: when it expires, expired or was
     revoked; ``never``), USES, LAST USED, CREATED, BY (the creator's id, from the server). At
-    80 columns CREATED, then LAST USED are left out, and BY is cut with ``…``."""
+    80 columns CREATED, then LAST USED are left out, and BY is cut with ``…``; narrower, BY,
+    then UNTIL, then USES go too, so ID and STATE stay whole."""
     return [
         Column[ShareLink]("ID", lambda k: k.id, style="cyan"),
         Column("STATE", lambda k: k.state),
-        Column("UNTIL", _until),
-        Column("USES", lambda k: str(k.use_count or 0), justify="right"),
-        Column("LAST USED", lambda k: render.when(k.last_used_at), drop=2),
-        Column("CREATED", lambda k: render.when(k.created_at), drop=3),
-        Column("BY", lambda k: k.created_by or "-", shrink=True, min_width=6, drop=1),
+        Column("UNTIL", _until, drop=2),
+        Column("USES", lambda k: str(k.use_count or 0), justify="right", drop=1),
+        Column("LAST USED", lambda k: render.when(k.last_used_at), drop=4),
+        Column("CREATED", lambda k: render.when(k.created_at), drop=5),
+        Column("BY", lambda k: k.created_by or "-", shrink=True, min_width=6, drop=3),
     ]
 
 

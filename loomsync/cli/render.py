@@ -92,7 +92,7 @@ def print_table(console: TerminalConsole, columns: Sequence[Column[R]], rows: Se
     terminal, fitted to its width (never wrapped, long cells cut with ``…``); piped, a header
     line and one tab-separated line per row, nothing cut, no colour."""
     if console.is_terminal:
-        console.print(fitted(columns, rows, console.width))
+        console.print(fitted(columns, rows, console.width), soft_wrap=True)
     else:
         console.write_text(tsv(columns, rows))
 
@@ -254,7 +254,8 @@ def transcript(
 
 def queue_columns(short: dict[str, str] | None = None) -> list[Column[PendingEntry]]:
     """The columns of ``loomsync sync --status``: THREAD, OP, STATE, RETRIES, SINCE (UTC), LAST
-    ERROR (cut with ``…`` at a terminal, never left out). ``short``: the thread id shown at a
+    ERROR (cut with ``…`` at a terminal, never left out). Below 80 columns SINCE, then RETRIES
+    are left out, so THREAD, OP and STATE stay whole. ``short``: the thread id shown at a
     terminal."""
     return [
         Column(
@@ -269,8 +270,8 @@ def queue_columns(short: dict[str, str] | None = None) -> list[Column[PendingEnt
             lambda e: "failed" if e.failed else "pending",
             style=lambda e: _STATE_STYLE["failed" if e.failed else "pending"],
         ),
-        Column("RETRIES", lambda e: str(e.retry_count), justify="right"),
-        Column("SINCE", lambda e: when(e.failed_at if e.failed else e.enqueued_at)),
+        Column("RETRIES", lambda e: str(e.retry_count), justify="right", drop=1),
+        Column("SINCE", lambda e: when(e.failed_at if e.failed else e.enqueued_at), drop=2),
         Column("LAST ERROR", lambda e: e.last_error or "-", shrink=True, min_width=10),
     ]
 

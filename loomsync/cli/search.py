@@ -44,17 +44,20 @@ from loomsync.terminal import printable
 
 def headline(results: SearchResults, query: str) -> str:
     """``12 threads found: 11 on the server, 1 only on this machine for 'q'`` (raw text);
-    ``2 threads found (more on the server) …`` when the server has another page."""
+    ``2 threads found on the server for 'q', and more there`` when the server has another
+    page (said once: issue 16 item 9, no "on the server" twice)."""
     count = len(results.hits)
     found = f"{count} thread{'s' if count != 1 else ''} found"
-    if results.next_cursor is not None:  # finding 6: the page is not all of them
-        found += " (more on the server)"
+    more = results.next_cursor is not None  # finding 6: the page is not all of them
     if results.source != "server":
-        return f"{found} on this machine for {query!r}"
+        return f"{found} on this machine for {query!r}" + (" (more on the server)" if more else "")
     only_here = sum(1 for hit in results.hits if hit.origin == "local")
     if not only_here:
-        return f"{found} on the server for {query!r}"
-    return f"{found}: {count - only_here} on the server, {only_here} only on this machine for {query!r}"
+        return f"{found} on the server for {query!r}" + (", and more there" if more else "")
+    return (
+        f"{found}: {count - only_here} on the server, {only_here} only on this machine for"
+        f" {query!r}" + (", and more on the server" if more else "")
+    )
 
 
 @app.command()

@@ -17,6 +17,7 @@ import typer
 from rich.text import Text
 
 from loomsync.cli import exits, messages, render
+from loomsync.cli.findings import print_findings
 from loomsync.cli.main import (
     JsonOption,
     ThreadArg,
@@ -57,14 +58,6 @@ def finding_dict(thread_id: str, found: Located) -> dict[str, Any]:
     }
 
 
-def finding_line(thread_id: str, found: Located) -> str:
-    """``T-…  message 3  conversation.messages.3.content  aws-access-key  AKIA…(20 chars)``
-    (printable: the path and preview come from the thread)."""
-    where = "metadata" if found.message_index is None else f"message {found.message_index}"
-    path = ".".join(str(part) for part in found.path)
-    return printable(f"{thread_id}  {where}  {path}  {found.kind}  {found.preview}")
-
-
 def _counts(found: Iterable[Located]) -> str:
     counts = Counter(item.kind for item in found)
     return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
@@ -92,13 +85,14 @@ def scan(threads: ThreadsArg = None, as_json: JsonOption = False) -> None:
         findings = [finding_dict(tid, item) for tid, found in report for item in found]
         render.print_json(console, {"threads_scanned": len(report), "findings": findings})
     elif total:
-        for thread_id, found in report:
-            for item in found:
-                console.print(finding_line(thread_id, item))
+        rows = [(thread_id, item) for thread_id, found in report for item in found]
+        print_findings(console, rows, store.local)
         dirty = [tid for tid, found in report if found]
-        console.print(
+        # piped, stdout holds only the table (as ``share --links``)
+        (console if console.is_terminal else errors).print(
             f"{total} credential(s) in {len(dirty)} of {len(report)} thread(s); "
-            "`loomsync redact` replaces them."
+            "`loomsync redact` replaces them.",
+            soft_wrap=not console.is_terminal,
         )
     else:
         console.print(f"No credentials found in {len(report)} thread(s).")
@@ -186,8 +180,7 @@ def _refuse_widening(store: SyncingThreadStore, thread: str) -> None:
     it, or while its pending upload (the redacted copy) cannot reach the server now."""
     found = _scan_before_sharing(store, thread)
     if found:
-        for item in found:
-            errors.print(finding_line(thread, item))
+        print_findings(errors, [(thread, item) for item in found], store.local)
         message = (
             f"{thread} still holds {len(found)} credential(s) ({_counts(found)}); "
             f"not shared. Run `loomsync redact {thread}` first."
@@ -306,4 +299,4 @@ def share(
     finish(line, synced, console=console, errors=errors)
 
 
-__all__ = ["finding_dict", "finding_line", "redact", "scan", "share"]
+__all__ = ["finding_dict", "redact", "scan", "share"]

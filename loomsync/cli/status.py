@@ -242,7 +242,8 @@ def report(found: Status) -> list[Text]:
     lines.append(_labelled("Queue", Text(queue + hint, style="red" if counts.failed else "")))
     store = found.store
     count = f"{store.threads} thread{'s' if store.threads != 1 else ''}"
-    size = f"{decimal(store.size)} on disk ({store.size:,} bytes)"
+    # the exact bytes are in --json: the line fits 80 columns with a usual HOME (issue 16)
+    size = f"{decimal(store.size)} on disk"
     lines.append(_labelled("Store", Text(f"{printable(str(store.path))}: {count}, {size}")))
     return [*lines, _verdict(found)]
 

@@ -3,7 +3,7 @@
 :mod:`loomsync.cli.main`.
 
 Both forms first reconcile the queue with the store (issue 15, item 4,
-:func:`loomsync.sync.requeue.requeue`): an unreadable ``pending.json`` is set aside and rebuilt, and
+:func:`loomsync.sync.requeue.requeue`): an unreadable sync queue file is set aside and rebuilt, and
 a changed thread the queue has no entry for is queued; what was found is said before anything
 else (``--json``: the ``requeue`` field).
 

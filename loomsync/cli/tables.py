@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 from rich.cells import cell_len
-from rich.table import Table
+from rich.console import Group
 from rich.text import Text
 
 from loomsync.terminal import clip, printable
@@ -87,17 +87,24 @@ def tsv(columns: Sequence[Column[Row]], rows: Sequence[Row]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+#: The fewest cells a ``shrink`` column is cut to: one character and ``…``.
+FLOOR = 2
+
+
 def widths(
     columns: Sequence[Column[Row]], cells: Sequence[Sequence[str]], width: int
 ) -> list[int | None]:
     """Per column, its width at a terminal ``width`` cells wide, or None when it is left out.
 
-    ``cells`` are the printable terminal cells, one list per row. Whole columns take their
-    widest cell (or header); ``shrink`` columns get their minimum, then what is left, shared in
-    proportion to their ``weight`` (none past its widest cell). When the columns at their
-    minimum are wider than ``width``, the ``drop`` columns are left out (highest rank first)
-    and then the ``shrink`` columns go below their minimum: a whole column is never cut while
-    that can be helped (only whole columns wider than ``width`` together are).
+    ``cells`` are the printable terminal cells, one list per row. Whole columns (ids, states,
+    counts, times) take their widest cell (or header) and are never cut; ``shrink`` columns get
+    their minimum, then what is left, shared in proportion to their ``weight`` (none past its
+    widest cell). Too narrow for every column at its minimum (issue 16 item 1, below 80
+    columns): the ``drop`` columns are left out, highest rank first, until the rest fit; then
+    the ``shrink`` columns go below their minimum, down to :data:`FLOOR` cells (one character
+    and ``…``). When even that is wider than ``width`` (whole ids and states alone do not fit),
+    the columns keep those widths: the line is longer than the terminal, never wrapped by us
+    and never with an id or state cut (docs/client.md, "Tables").
     """
     natural = [
         max([cell_len(c.header), *(cell_len(row[i]) for row in cells)])
@@ -115,10 +122,10 @@ def widths(
         if needed() <= width:
             break
         shown.remove(i)
-    # still too wide: the shrink columns go below their minimum (to a lone "…") before a
-    # whole column (an id, a state) loses a cell (issue 16 review item 1)
+    # still too wide: the shrink columns go below their minimum, the widest first, down to
+    # one character and "…"; a whole column (an id, a state) never loses a cell
     for _ in range(max(needed() - width, 0)):
-        thin = [i for i in shown if columns[i].shrink and least[i] > 1]
+        thin = [i for i in shown if columns[i].shrink and least[i] > min(natural[i], FLOOR)]
         if not thin:
             break
         least[max(thin, key=lambda i: least[i])] -= 1
@@ -151,40 +158,40 @@ def cut(text: str, width: int) -> str:
     return "…"
 
 
-def fitted(columns: Sequence[Column[Row]], rows: Sequence[Row], width: int) -> Table:
-    """The table for a terminal ``width`` cells wide: every line at most ``width`` cells (when
-    the whole columns fit at all), ``shrink`` cells cut with ``…``."""
+def _line(cells: Sequence[tuple[str, int, str, str]]) -> Text:
+    """One table line: each ``(text, width, style, justify)`` cell padded to its width, the
+    cells ``GAP`` apart, no padding after the last."""
+    line = Text(no_wrap=True, overflow="ignore", end="\n")
+    for n, (text, size, style, justify) in enumerate(cells):
+        pad = " " * (size - cell_len(text))
+        last = n == len(cells) - 1
+        if n:
+            line.append(" " * GAP)
+        if justify == "right":
+            line.append(pad)
+        line.append(text, style=style)
+        if justify != "right" and not last:
+            line.append(pad)
+    return line
+
+
+def fitted(columns: Sequence[Column[Row]], rows: Sequence[Row], width: int) -> Group:
+    """The table for a terminal ``width`` cells wide, a header line then one line per row:
+    every line at most ``width`` cells when the whole columns fit at all (:func:`widths`),
+    ``shrink`` cells cut with ``…``. Laid out here, not by rich's ``Table``, which squeezes
+    whole columns (``T-b4815…``, ``syn…``) when they do not fit; print it with
+    ``soft_wrap=True`` so that a line longer than the terminal is not folded or cropped."""
     raw = [[c.raw(row, at_terminal=True) for c in columns] for row in rows]
-    cells = [[printable(text) for text in line] for line in raw]
-    sizes = widths(columns, cells, width)
-    cells = [
-        [
-            cut(text, size) if size is not None else ""
-            for text, size in zip(line, sizes, strict=True)
-        ]
-        for line in raw
+    sizes = widths(columns, [[printable(text) for text in line] for line in raw], width)
+    kept = [(i, size) for i, size in enumerate(sizes) if size is not None]
+    header = _line([(cut(columns[i].header, s), s, "bold", columns[i].justify) for i, s in kept])
+    lines = [
+        _line(
+            [(cut(texts[i], s), s, columns[i].style_of(row), columns[i].justify) for i, s in kept]
+        )
+        for row, texts in zip(rows, raw, strict=True)
     ]
-    table = Table(box=None, pad_edge=False, padding=(0, GAP // 2), header_style="bold")
-    kept = [i for i, size in enumerate(sizes) if size is not None]
-    for i in kept:
-        size = sizes[i]
-        table.add_column(
-            columns[i].header,
-            width=size,
-            min_width=size,
-            max_width=size,
-            no_wrap=True,
-            overflow="ellipsis",
-            justify=columns[i].justify,
-        )
-    for row, texts in zip(rows, cells, strict=True):
-        table.add_row(
-            *(
-                Text(texts[i], style=columns[i].style_of(row), no_wrap=True, overflow="ellipsis")
-                for i in kept
-            )
-        )
-    return table
+    return Group(header, *lines)
 
 
-__all__ = ["GAP", "Column", "cut", "fitted", "tsv", "widths"]
+__all__ = ["FLOOR", "GAP", "Column", "cut", "fitted", "tsv", "widths"]

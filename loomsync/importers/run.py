@@ -98,10 +98,11 @@ class ImportSummary:
         """The human summary printed by ``loomsync import``: printable lines (warnings quote
         file names and file contents; see :func:`loomsync.terminal.printable`)."""
         verb = "Would import" if dry_run else "Imported"
+        # "older than --since" only when some are: the line fits 80 columns (issue 16 item 1)
+        older = f", {len(self.older)} older than --since" if self.older else ""
         out = [
             f"{verb} {self.files} file(s), {self.threads} thread(s): {len(self.created)} created,"
-            f" {len(self.updated)} updated, {len(self.unchanged)} unchanged,"
-            f" {len(self.older)} older than --since."
+            f" {len(self.updated)} updated, {len(self.unchanged)} unchanged{older}."
         ]
         if self.deleted:
             out.append(

@@ -16,16 +16,17 @@ from pydantic import ValidationError
 
 log = logging.getLogger(__name__)
 
-#: Set-aside ``pending.json.corrupt-*`` files kept (the newest); older ones are removed.
+#: Set-aside ``<queue file>.corrupt-*`` files kept (per file name) (the newest); older ones are removed.
 KEEP_SET_ASIDE = 5
 
 
 @dataclass(frozen=True)
 class Rebuilt:
-    """A ``pending.json`` that did not parse, and what replaced it (issue 15, item 4).
+    """A queue file (``queue.sqlite3``, an earlier ``pending.json``) that could not be used, and
+    what replaced it (issue 15, item 4).
 
     Attributes:
-        set_aside: where the unreadable file was moved (``pending.json.corrupt-<UTC time>``).
+        set_aside: where the unreadable file was moved (``<file>.corrupt-<UTC time>``).
         reason: why it did not parse, one line.
         thread_ids: the threads the rebuild queued (a ``save`` each): every non-private local
             thread whose content differs from its sync base, never-synced ones included.
@@ -40,7 +41,7 @@ class Rebuilt:
 
 @dataclass(frozen=True)
 class Dropped:
-    """Entries of a readable ``pending.json`` that were not valid (a bad thread id, an unknown
+    """Entries of the sync queue that were not valid (a bad thread id, an unknown
     op, a missing field...), dropped while the valid ones were kept (issue 15, item 4).
 
     Attributes:

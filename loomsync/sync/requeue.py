@@ -1,7 +1,7 @@
 """Rebuilding the sync queue from the store (issue 15, item 4: "the queue is never lost track
 of").
 
-The queue (``pending.json``) is a cache of what the store already says: a local thread whose
+The queue (``queue.sqlite3``) is a cache of what the store already says: a local thread whose
 content differs from its sync base (the server version it is based on: message count, the chain
 digest of the messages and the other fields, see :func:`loomsync.sync.merge.plan_push`) has changes the
 server lacks; a thread with no base was never synced. Private threads are never queued.
@@ -71,7 +71,7 @@ class Requeued:
     """What :func:`requeue` did.
 
     Attributes:
-        rebuilt: the rebuilds of an unreadable ``pending.json`` this queue object did (the
+        rebuilt: the rebuilds of an unreadable queue file this queue object did (the
             file set aside, why, the threads queued), oldest first.
         queued: threads the store shows changed but the queue had no entry for, now queued.
         dropped: the times this queue object dropped entries that were not valid (a bad

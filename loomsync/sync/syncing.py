@@ -271,7 +271,7 @@ class SyncingThreadStore:
         thread_id = str(thread.id)
         if thread.is_private:
             return
-        payload = self.local.redaction.value(payload)  # pending.json holds no credential
+        payload = self.local.redaction.value(payload)  # the queue holds no credential
         if self.states.get(thread_id).base is None:
             self.queue.add(thread_id, "save")
             if "archived" in payload:
@@ -443,6 +443,7 @@ class SyncingThreadStore:
         Entries not sent stay in the queue for next time."""
         if self._worker is not None:
             self._worker.stop(timeout)
+        self.queue.close()
         if self.client is not None:
             self.client.close()
 

@@ -57,7 +57,7 @@ def test_search_says_there_are_more_and_pages_on(
     first = narrow("search", "issue", "-n", "2")
     everything = json.loads(narrow("search", "issue", "--json").out)["hits"]
     assert len(everything) == 3
-    assert first.out.startswith("2 threads found (more on the server)")
+    assert first.out.startswith("2 threads found on the server for 'issue', and more there\n")
     note = [line for line in first.err.splitlines() if line.startswith("More on the server")]
     assert len(note) == 1, first.err
     cursor = note[0].split("--cursor ")[1].split()[0]

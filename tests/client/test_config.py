@@ -59,7 +59,8 @@ def test_default_folders_follow_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     paths = default_paths()
     assert paths.threads_dir == tmp_path / "data" / "loomsync" / "threads"
     assert (
-        paths.sync_dir / "pending.json" == tmp_path / "state" / "loomsync" / "sync" / "pending.json"
+        paths.sync_dir / "queue.sqlite3"
+        == tmp_path / "state" / "loomsync" / "sync" / "queue.sqlite3"
     )
     assert paths.token_file == tmp_path / "config" / "loomsync" / "token"
 

@@ -6,7 +6,6 @@ savers, so twenty kills cost milliseconds each instead of an interpreter start e
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -23,6 +22,7 @@ from loomsync import LocalThreadStore, SyncingThreadStore
 from loomsync.store import threadlog
 from loomsync.store.api import read_thread_file
 from tests.client.crash_worker import LOOP_ID, RACE_ID
+from tests.client.queuefile import queue_rows
 
 MAIN = Path(__file__).resolve().parents[2]
 KILLS = 20
@@ -98,8 +98,7 @@ def test_kill_9_in_the_middle_of_saves_never_loses_more_than_the_save_in_flight(
         assert saved <= on_disk <= saved + 1
         assert [m.content.split()[1] for m in thread.messages] == [str(i) for i in range(on_disk)]
         saved = on_disk
-        queue = tmp_path / "sync" / "pending.json"
-        assert json.loads(queue.read_text())["entries"][0]["thread_id"] == LOOP_ID
+        assert queue_rows(tmp_path / "sync")[0]["thread_id"] == LOOP_ID
 
     (tmp_path / "threads" / f".{LOOP_ID}.jsonl.99999.0badf00d.tmp").write_text(
         '{"torn'

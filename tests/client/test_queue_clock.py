@@ -4,12 +4,12 @@ and a new save of a thread makes its backing-off entry due at once. Real files, 
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 from loomsync import LocalThreadStore, RemoteThreadStore, SyncingThreadStore
 from tests.client.conftest import LiveServer, make_client, new_thread, wait_for, with_turns
+from tests.client.queuefile import queue_rows, write_queue_rows
 
 FAR_AHEAD = "2031-06-01T12:00:00Z"
 
@@ -29,11 +29,9 @@ def test_an_entry_dated_2031_is_retried_once_the_clock_is_right(
     offline = SyncingThreadStore(LocalThreadStore(threads), None, sync_dir=sync_dir)
     saved = offline.save(new_thread(2))
     offline.close()
-    queue = sync_dir / "pending.json"
-    data = json.loads(queue.read_bytes())
-    (entry,) = data["entries"]
+    (entry,) = queue_rows(sync_dir)
     entry.update(retry_count=7, last_error="connection refused", next_attempt_at=FAR_AHEAD)
-    queue.write_text(json.dumps(data))  # as a client whose clock said 2031 left it
+    write_queue_rows(sync_dir, [entry])  # as a client whose clock said 2031 left it
 
     with SyncingThreadStore(
         LocalThreadStore(threads),
@@ -50,16 +48,14 @@ def test_reading_an_entry_dated_2031_brings_it_back_within_the_cap(tmp_path: Pat
     threads, sync_dir = tmp_path / "threads", tmp_path / "sync"
     store = SyncingThreadStore(LocalThreadStore(threads), None, sync_dir=sync_dir, retry_cap=600.0)
     store.save(new_thread(1))
-    queue = sync_dir / "pending.json"
-    data = json.loads(queue.read_bytes())
-    data["entries"][0]["next_attempt_at"] = FAR_AHEAD
-    queue.write_text(json.dumps(data))
+    (row,) = queue_rows(sync_dir)
+    write_queue_rows(sync_dir, [dict(row, next_attempt_at=FAR_AHEAD)])
 
     (entry,) = store.status()
 
     assert entry.next_attempt_at is not None
     assert entry.next_attempt_at.year < 2031
-    written = json.loads(queue.read_bytes())["entries"][0]["next_attempt_at"]
+    written = queue_rows(sync_dir)[0]["next_attempt_at"]
     assert datetime.fromisoformat(written) < datetime(2031, 1, 1, tzinfo=UTC)
     store.close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from loomsync import LocalThreadStore, SyncingThreadStore
 from loomsync.sync.counts import QueueCounts, queue_counts
-from loomsync.sync.queue import PendingEntry, PendingSyncQueue
+from loomsync.sync.queue import QUEUE_FILE, PendingEntry, PendingSyncQueue
 
 IDS = [f"T-0b8a3f2e-6a3c-4d7e-9f1a-2b3c4d5e6f7{i}" for i in range(4)]
 
@@ -19,7 +19,7 @@ def _entry(queue: PendingSyncQueue, thread_id: str) -> PendingEntry:
 
 
 def test_counts_say_pending_failed_and_waiting_for_login(tmp_path: Path) -> None:
-    queue = PendingSyncQueue(tmp_path / "pending.json")
+    queue = PendingSyncQueue(tmp_path / QUEUE_FILE)
     assert queue_counts(queue.entries()) == QueueCounts(0, 0, 0)
     for thread_id in IDS:
         queue.add(thread_id, "save")
@@ -27,7 +27,7 @@ def test_counts_say_pending_failed_and_waiting_for_login(tmp_path: Path) -> None
     queue.wait_for_login(_entry(queue, IDS[1]), "the server refused the token")
     queue.retry_later(_entry(queue, IDS[2]), "cannot reach", base=1, cap=2)
 
-    counts = queue_counts(PendingSyncQueue(tmp_path / "pending.json").entries())  # from disk
+    counts = queue_counts(PendingSyncQueue(tmp_path / QUEUE_FILE).entries())  # from disk
 
     assert counts == QueueCounts(pending=3, failed=1, waiting_for_login=1)
     assert counts.total == 4
@@ -38,7 +38,7 @@ def test_counts_say_pending_failed_and_waiting_for_login(tmp_path: Path) -> None
 
 
 def test_a_later_attempt_or_a_new_save_ends_the_wait_for_login(tmp_path: Path) -> None:
-    queue = PendingSyncQueue(tmp_path / "pending.json")
+    queue = PendingSyncQueue(tmp_path / QUEUE_FILE)
     queue.add(IDS[0], "save")
     queue.add(IDS[1], "patch", {"archived": True})
     queue.wait_for_login(_entry(queue, IDS[0]), "refused token")
@@ -50,7 +50,7 @@ def test_a_later_attempt_or_a_new_save_ends_the_wait_for_login(tmp_path: Path) -
 
 
 def test_drop_failed_removes_only_failed_entries(tmp_path: Path) -> None:
-    queue = PendingSyncQueue(tmp_path / "pending.json")
+    queue = PendingSyncQueue(tmp_path / QUEUE_FILE)
     for thread_id in IDS[:3]:
         queue.add(thread_id, "save")
     queue.add(IDS[0], "patch", {"archived": True})

@@ -1,4 +1,4 @@
-"""Issue 15, item 4 (review): one entry of ``pending.json`` that is not valid (a thread id that
+"""Issue 15, item 4 (review): one entry of the sync queue that is not valid (a thread id that
 names a path, an unknown op, not an object) is dropped with a warning saying what, the valid
 ones are kept and the store's changes queued again, never blocking the rest; a queue that
 cannot be read at all (a folder in its place) is set aside and rebuilt like one that does not
@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from loomsync import LocalThreadStore, SyncingThreadStore
-from loomsync.sync.queue import PendingSyncQueue
+from loomsync.sync.queue import QUEUE_FILE, PendingSyncQueue
 from tests.client.conftest import LiveServer, Person, login, make_client, new_thread, wait_for
+from tests.client.queuefile import queue_rows, write_queue_rows
 from tests.client.test_queue_rebuild import offline_work, server_messages
 
 KEEP = 5  # set-aside queues kept (loomsync.sync.queuerepair.KEEP_SET_ASIDE)
@@ -23,14 +26,12 @@ def test_invalid_entries_are_dropped_and_the_rest_is_sent(
 ) -> None:
     assert login(person, live_server, account).code == 0
     changed, fresh, _private = offline_work(person, live_server, account)
-    queue = person.paths.sync_dir / "pending.json"
-    data = json.loads(queue.read_bytes())
-    by_id = {e["thread_id"]: e for e in data["entries"]}
+    sync_dir = person.paths.sync_dir
+    by_id = {e["thread_id"]: e for e in queue_rows(sync_dir)}
     assert set(by_id) == {changed, fresh}
     by_id[fresh]["op"] = "fly"  # its only entry is dropped: the store's rescan re-queues it
     evil = dict(by_id[changed], thread_id=EVIL)
-    data["entries"] = [evil, by_id[changed], by_id[fresh], 5]
-    queue.write_text(json.dumps(data))
+    write_queue_rows(sync_dir, [evil, by_id[changed], by_id[fresh], 5])
 
     done = person("sync", "--no-pull")
 
@@ -48,13 +49,13 @@ def test_invalid_entries_are_dropped_and_the_rest_is_sent(
     assert server_messages(live_server, account, fresh) == ["turn 0", "turn 1"]
     assert not Path("/tmp/evil-loomsync-queue").exists()
     assert not Path("/tmp/evil-loomsync-queue.json").exists()
-    assert json.loads(queue.read_bytes())["entries"] == []
+    assert queue_rows(sync_dir) == []
     again = person("sync", "--no-pull")
     assert again.out == "Sent 0, pulled 0, failed 0, forked 0; 0 still pending.\n"
 
 
-def test_the_sdk_drops_an_invalid_entry_and_keeps_the_valid_one(tmp_path: Path) -> None:
-    path = tmp_path / "pending.json"
+def test_the_sdk_drops_an_invalid_entry_of_an_old_pending_json(tmp_path: Path) -> None:
+    path = tmp_path / "pending.json"  # an earlier client's queue, read into queue.sqlite3
     good = {
         "thread_id": "T-0b8a3f2e-6a3c-4d7e-9f1a-2b3c4d5e6f70",
         "op": "save",
@@ -62,7 +63,7 @@ def test_the_sdk_drops_an_invalid_entry_and_keeps_the_valid_one(tmp_path: Path) 
         "updated_at": "2026-03-02T09:14:00Z",
     }
     path.write_text(json.dumps({"format": 1, "entries": [dict(good, thread_id=EVIL), good]}))
-    queue = PendingSyncQueue(path)
+    queue = PendingSyncQueue(tmp_path / QUEUE_FILE)
 
     (entry,) = queue.entries()
 
@@ -71,8 +72,9 @@ def test_the_sdk_drops_an_invalid_entry_and_keeps_the_valid_one(tmp_path: Path) 
     assert len(dropped.entries) == 1
     assert EVIL in dropped.entries[0]
     assert not queue.rebuilt
-    written = json.loads(path.read_bytes())["entries"]
-    assert [e["thread_id"] for e in written] == [good["thread_id"]]
+    assert [e["thread_id"] for e in queue_rows(tmp_path)] == [good["thread_id"]]
+    assert not path.exists()
+    assert json.loads((tmp_path / "pending.json.migrated").read_bytes())["entries"][1] == good
     assert not list(tmp_path.glob("pending.json.corrupt-*"))
 
 
@@ -83,10 +85,8 @@ def test_the_background_sync_is_not_blocked_by_an_invalid_entry(
     offline = SyncingThreadStore(LocalThreadStore(threads), None, sync_dir=sync_dir)
     saved = offline.save(new_thread(2))
     offline.close()
-    queue = sync_dir / "pending.json"
-    data = json.loads(queue.read_bytes())
-    data["entries"].insert(0, dict(data["entries"][0], thread_id=EVIL))
-    queue.write_text(json.dumps(data))
+    (row,) = queue_rows(sync_dir)
+    write_queue_rows(sync_dir, [dict(row, thread_id=EVIL), row])
 
     with SyncingThreadStore(
         LocalThreadStore(threads),
@@ -102,13 +102,19 @@ def test_the_background_sync_is_not_blocked_by_an_invalid_entry(
     assert server_messages(live_server, account, str(saved.id)) == ["turn 0", "turn 1"]
 
 
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [(QUEUE_FILE, "unable to open database file"), ("pending.json", "IsADirectoryError: ")],
+)
 def test_a_folder_in_place_of_the_queue_is_set_aside_and_rebuilt(
-    person: Person, live_server: LiveServer, account: str
+    person: Person, live_server: LiveServer, account: str, name: str, why: str
 ) -> None:
     assert login(person, live_server, account).code == 0
     changed, fresh, _private = offline_work(person, live_server, account)
-    queue = person.paths.sync_dir / "pending.json"
-    queue.unlink()
+    queue = person.paths.sync_dir / name
+    queue.unlink(missing_ok=True)
+    for suffix in ("-wal", "-shm"):
+        (person.paths.sync_dir / f"{QUEUE_FILE}{suffix}").unlink(missing_ok=True)
     queue.mkdir()
     (queue / "inside").write_text("kept")
 
@@ -116,15 +122,15 @@ def test_a_folder_in_place_of_the_queue_is_set_aside_and_rebuilt(
 
     assert done.code == 0, done.out + done.err
     lines = done.out.splitlines()
-    assert lines[0].startswith("The sync queue could not be read (IsADirectoryError: ")
+    assert lines[0].startswith(f"The sync queue could not be read ({why}")
     assert "rebuilt from the store: 2 threads to send." in lines[0]
     assert "Sent 2, pulled 0, failed 0, forked 0; 0 still pending." in lines
     assert server_messages(live_server, account, fresh) == ["turn 0", "turn 1"]
     assert server_messages(live_server, account, changed) == ["turn 0", "offline turn"]
-    (aside,) = queue.parent.glob("pending.json.corrupt-*")
+    (aside,) = queue.parent.glob(f"{name}.corrupt-*")
     assert (aside / "inside").read_text() == "kept"
     assert aside.name in lines[0]
-    assert queue.is_file()
+    assert (queue.parent / QUEUE_FILE).is_file()
 
 
 def test_only_the_newest_set_aside_queues_are_kept(

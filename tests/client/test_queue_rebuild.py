@@ -1,4 +1,5 @@
-"""Issue 15, item 4 (a): a ``pending.json`` that does not parse is set aside and the queue is
+"""Issue 15, item 4 (a): a queue file (``queue.sqlite3``, or an earlier client's
+``pending.json``) that does not parse is set aside and the queue is
 rebuilt from the store (every non-private local thread that differs from its sync base, never
 synced ones included), and every ``loomsync sync`` queues a change the queue lost track of.
 Real files, a real server; the CLI runs as a person would."""
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from loomsync import LocalThreadStore, RemoteThreadStore, SyncingThreadStore, ThreadNotFoundError
+from loomsync.sync.queue import QUEUE_FILE
 from tests.client.conftest import (
     LiveServer,
     Person,
@@ -20,6 +22,7 @@ from tests.client.conftest import (
     wait_for,
     with_turns,
 )
+from tests.client.queuefile import damage_queue, queue_path
 
 DAMAGED = {
     "truncated": b'{"format": 1, "entries": [{"thread_id": "T-0',
@@ -53,14 +56,18 @@ def offline_work(person: Person, server: LiveServer, token: str) -> tuple[str, s
     return str(synced.id), str(fresh.id), str(private.id)
 
 
+@pytest.mark.parametrize("name", [QUEUE_FILE, "pending.json"])
 @pytest.mark.parametrize("content", DAMAGED.values(), ids=DAMAGED.keys())
 def test_a_damaged_queue_is_rebuilt_from_the_store_and_sent(
-    person: Person, live_server: LiveServer, account: str, content: bytes
+    person: Person, live_server: LiveServer, account: str, content: bytes, name: str
 ) -> None:
     assert login(person, live_server, account).code == 0
     changed, fresh, private = offline_work(person, live_server, account)
-    queue = person.paths.sync_dir / "pending.json"
-    queue.write_bytes(content)
+    if name == QUEUE_FILE:
+        queue = damage_queue(person.paths.sync_dir, content)
+    else:  # an earlier client's queue, damaged before the upgrade read it
+        queue = person.paths.sync_dir / name
+        queue.write_bytes(content)
 
     done = person("sync", "--no-pull")
 
@@ -73,7 +80,7 @@ def test_a_damaged_queue_is_rebuilt_from_the_store_and_sent(
     assert server_messages(live_server, account, fresh) == ["turn 0", "turn 1"]
     with pytest.raises(ThreadNotFoundError):
         server_messages(live_server, account, private)
-    (aside,) = queue.parent.glob("pending.json.corrupt-*")
+    (aside,) = queue.parent.glob(f"{name}.corrupt-*")
     assert aside.read_bytes() == content  # kept for a look, never read again
     assert aside.name in lines[0]
     again = person("sync", "--no-pull")
@@ -85,7 +92,7 @@ def test_sync_status_rebuilds_and_lists_what_the_server_lacks(
 ) -> None:
     assert login(person, live_server, account).code == 0
     changed, fresh, private = offline_work(person, live_server, account)
-    (person.paths.sync_dir / "pending.json").write_bytes(b"{")
+    damage_queue(person.paths.sync_dir, DAMAGED["garbage"])
 
     status = person("sync", "--status")
 
@@ -101,7 +108,9 @@ def test_sync_queues_a_change_the_queue_never_had(
 ) -> None:
     assert login(person, live_server, account).code == 0
     changed, fresh, _ = offline_work(person, live_server, account)
-    (person.paths.sync_dir / "pending.json").unlink()  # lost, not damaged
+    for suffix in ("", "-wal", "-shm"):  # lost, not damaged
+        (person.paths.sync_dir / f"{QUEUE_FILE}{suffix}").unlink(missing_ok=True)
+    assert not queue_path(person.paths.sync_dir).exists()
 
     done = person("sync", "--no-pull", "--json")
 
@@ -145,7 +154,7 @@ def test_the_background_sync_rebuilds_a_damaged_queue(
     offline = SyncingThreadStore(LocalThreadStore(threads), None, sync_dir=sync_dir)
     saved = offline.save(new_thread(3))
     offline.close()
-    (sync_dir / "pending.json").write_bytes(b'{"format": 1, "entries": [')
+    damage_queue(sync_dir, b"SQLite format 3\x00" + b"\x00" * 80)
 
     with SyncingThreadStore(
         LocalThreadStore(threads),

@@ -154,7 +154,9 @@ def test_metadata_patch_is_redacted_in_the_queue_and_on_the_wire(
     store = device(tmp_path, url, account)
     thread_id = store.save_and_sync(new_thread(1)).thread_id
     store.update_metadata(thread_id, {"title": f"key {GH}", "tags": [AWS]})
-    assert holds_no_secret((tmp_path / "sync" / "pending.json").read_bytes())
+    for name in ("queue.sqlite3", "queue.sqlite3-wal"):  # the log holds the rows until checkpointed
+        if (tmp_path / "sync" / name).exists():
+            assert holds_no_secret((tmp_path / "sync" / name).read_bytes())
     assert store.sync_thread(thread_id).status == "synced"
     assert [r.method for r in proxy.requests if r.method == "PATCH"] == ["PATCH"]
     assert holds_no_secret(proxy.bodies())

@@ -56,15 +56,16 @@ def test_scan_reports_kind_thread_message_path_and_preview_never_the_value(perso
     found = person("scan")
     assert found.code == 1
     assert holds_no_secret(found.out + found.err)
-    out = found.out.splitlines()
-    assert any(
-        line.startswith(f"{THREAD}  message 0  conversation.messages.0.content  aws-access-key  ")
-        for line in out
-    )
-    assert any(
-        line.startswith(f"{THREAD}  metadata  metadata.title  github-token  ") for line in out
-    )
-    assert found.out.splitlines()[-1] == (
+    out = found.out.splitlines()  # piped: the table, tab-separated, nothing cut
+    assert out[0].split("\t") == ["THREAD", "WHERE", "PATH", "KIND", "PREVIEW"]
+    rows = [line.split("\t") for line in out[1:]]
+    assert len(rows) == 4
+    assert [THREAD, "message 0", "conversation.messages.0.content", "aws-access-key"] in [
+        row[:4] for row in rows
+    ]
+    assert [THREAD, "metadata", "metadata.title", "github-token"] in [row[:4] for row in rows]
+    assert all(len(row) == 5 and "(" in row[4] for row in rows)  # the masked preview
+    assert found.err.splitlines()[-1] == (  # the summary: stderr, so stdout is the table
         "4 credential(s) in 1 of 2 thread(s); `loomsync redact` replaces them."
     )
     as_json = person("scan", "--json")

@@ -25,6 +25,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -144,6 +145,7 @@ def config_text(
     pool_size: int,
     connect_query: str | None,
     ignore_startup_parameters: str,
+    aliases: Mapping[str, str] | None = None,
 ) -> str:
     """The ``pgbouncer.ini`` :func:`start_pgbouncer` writes (see there for the arguments)."""
     target = f"host={upstream_host} port={upstream_port}"
@@ -152,6 +154,7 @@ def config_text(
     return "\n".join(
         [
             "[databases]",
+            *(f"{alias} = {target} dbname={real}" for alias, real in (aliases or {}).items()),
             f"* = {target}",
             "[pgbouncer]",
             "listen_addr = 127.0.0.1",
@@ -186,6 +189,7 @@ def start_pgbouncer(
     ignore_startup_parameters: str = "extra_float_digits",
     user: str = "postgres",
     database: str = "postgres",
+    aliases: Mapping[str, str] | None = None,
 ) -> PgBouncer:
     """Start PgBouncer on ``127.0.0.1:port`` forwarding every database to
     ``upstream_host:upstream_port``, and wait until it accepts connections.
@@ -200,6 +204,8 @@ def start_pgbouncer(
             (anything else beyond the few it tracks is refused: "unsupported startup parameter").
         user: the user named in the auth file and in :attr:`PgBouncer.url` (must exist upstream).
         database: the database of :attr:`PgBouncer.url`.
+        aliases: ``{name clients ask for: upstream database}`` (every other name is passed on
+            as it is).
 
     Raises:
         MissingBinary: pgbouncer is not installed.
@@ -220,6 +226,7 @@ def start_pgbouncer(
             pool_size=pool_size,
             connect_query=connect_query,
             ignore_startup_parameters=ignore_startup_parameters,
+            aliases=aliases,
         )
     )
     users = {user, "postgres"}

@@ -83,3 +83,16 @@ async def test_reads_that_wait_together_share_one_primary_reading(database_url: 
         assert await lsn.current() >= max(positions)  # a later call gets a later reading
     finally:
         await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "urls",
+    [
+        "postgresql://r1:99999/db",  # asyncpg raises OverflowError at connect: was a 500
+        "postgresql://r1:abc/db",  # was a ValueError out of create_app
+        "postgresql://r1/db,postgresql://r1:5432/db",  # one replica label twice
+    ],
+)
+def test_a_replica_url_that_cannot_work_is_refused_at_start_up(urls: str) -> None:
+    with pytest.raises(ValidationError, match="REPLICA_URLS"):
+        _settings(database_replica_urls=urls)
