@@ -37,9 +37,7 @@ async def test_errors_are_sqlalchemys_and_the_session_recovers(app: FastAPI) -> 
         await session.rollback()
         conn = await driver(session)
         with pytest.raises(IntegrityError):  # a unique violation, as a session statement raises it
-            await conn.execute(
-                "DO $$ BEGIN RAISE unique_violation USING MESSAGE = 'taken'; END $$"
-            )
+            await conn.execute("DO $$ BEGIN RAISE unique_violation USING MESSAGE = 'taken'; END $$")
         await session.rollback()
         assert (await session.execute(text("SELECT 1"))).scalar() == 1
 
