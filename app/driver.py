@@ -17,6 +17,9 @@ asyncpg directly, and everything else stays as it was:
 - **Cancellation.** A request cancelled inside a statement is handled as SQLAlchemy handles
   an exit exception in its own statements: the connection is invalidated (closed, never
   returned to the pool mid-statement), and the session's rollback discards the transaction.
+- **Events.** The engine's ``before_cursor_execute`` listeners are called for these statements
+  too (with no cursor or context): what captures or logs SQL sees every statement
+  (bench/writes.py replays them as its floor).
 - **Prepared statements.** asyncpg's statement cache applies (``statement_cache_size``, 0
   behind PgBouncer in transaction mode, where asyncpg uses the unnamed statement:
   app/pooler.py).
@@ -56,6 +59,10 @@ class Driver:
 
     async def _run(self, sql: str, args: tuple[Any, ...], call: Callable[[], Awaitable[T]]) -> T:
         adapter = self.adapter
+        sync = self.connection.sync_connection
+        assert sync is not None
+        if sync._has_events or sync.engine._has_events:  # listeners see these statements too
+            sync.dispatch.before_cursor_execute(sync, None, sql, args, None, False)
         try:
             async with adapter._execute_mutex:
                 if adapter._transaction is None:
@@ -68,8 +75,6 @@ class Driver:
         except BaseException as error:
             # SQLAlchemy's own handling: wraps DB-API errors in DBAPIError subclasses,
             # invalidates a lost (or, on an exit exception, interrupted) connection; raises.
-            sync = self.connection.sync_connection
-            assert sync is not None
             await greenlet_spawn(_handle, sync, error, sql, args)
             raise  # not reached: the handler always raises
 

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from app.driver import driver
@@ -81,3 +81,21 @@ async def test_a_cancelled_statement_leaves_the_pool_clean(app: FastAPI) -> None
         conn = await driver(session)
         assert (await conn.fetchrow("SELECT 1"))[0] == 1
         assert (await conn.fetchrow(SETTING))[0] in (None, "")
+
+
+async def test_the_engines_listeners_see_driver_statements(app: FastAPI) -> None:
+    seen: list[tuple[str, object]] = []
+
+    def listener(
+        _conn: object, _cursor: object, statement: str, params: object, *_: object
+    ) -> None:
+        seen.append((statement, params))
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        async with app.state.sessionmaker() as session:
+            await (await driver(session)).fetchrow("SELECT $1::int + 1", 41)
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert ("SELECT $1::int + 1", (41,)) in seen
