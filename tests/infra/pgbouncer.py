@@ -28,18 +28,15 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy.engine import make_url
 
 from tests.infra.process import (
     MissingBinary,
+    ServerProcess,
     find_binary,
-    pause_process,
     port_open,
-    resume_process,
-    stop_process,
     wait_until,
 )
 
@@ -50,7 +47,7 @@ RUN_AS = "postgres"
 
 
 @dataclass
-class PgBouncer:
+class PgBouncer(ServerProcess):
     """A running PgBouncer: ``port`` on 127.0.0.1, forwarding to ``upstream_host:upstream_port``.
 
     ``url`` is a ``postgresql://`` URL of ``database`` through it; :meth:`route` turns any URL
@@ -100,29 +97,6 @@ class PgBouncer:
         command += ["-U", self.user, "-d", "pgbouncer", "-c", f"SHOW {what}"]
         out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=30)
         return list(csv.DictReader(io.StringIO(out.stdout)))
-
-    def pause(self) -> None:
-        """SIGSTOP PgBouncer: connections stay open but nothing is answered (a hung pooler)."""
-        pause_process(self.process)
-
-    def resume(self) -> None:
-        """SIGCONT after :meth:`pause`."""
-        resume_process(self.process)
-
-    def stop(self) -> None:
-        """Stop PgBouncer (SIGTERM, SIGKILL after 10 s); its clients' connections close."""
-        stop_process(self.process)
-
-    def __enter__(self) -> PgBouncer:
-        return self
-
-    def __exit__(
-        self,
-        _type: type[BaseException] | None,
-        _value: BaseException | None,
-        _traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def upstream_of(url: str) -> tuple[str, int]:

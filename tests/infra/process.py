@@ -10,6 +10,8 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
 #: Seconds a server gets to accept connections after it was started.
 STARTUP_SECONDS = 15.0
@@ -103,3 +105,34 @@ def pause_process(process: subprocess.Popen[bytes]) -> None:
 def resume_process(process: subprocess.Popen[bytes]) -> None:
     """SIGCONT after :func:`pause_process`."""
     os.kill(process.pid, signal.SIGCONT)
+
+
+class ServerProcess:
+    """What every infra server handle does with its ``process``: pause (a hung server), resume,
+    stop, and stop on leaving a ``with`` block. Subclasses are dataclasses with a ``process``
+    field and say in their own docstrings what ``stop`` closes."""
+
+    process: subprocess.Popen[bytes]
+
+    def pause(self) -> None:
+        """SIGSTOP the server: it keeps its sockets but answers nothing."""
+        pause_process(self.process)
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`."""
+        resume_process(self.process)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, SIGKILL after 10 s); its clients' connections close."""
+        stop_process(self.process)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        _type: type[BaseException] | None,
+        _value: BaseException | None,
+        _traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -13,14 +13,11 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from tests.infra.process import (
     MissingBinary,
+    ServerProcess,
     find_binary,
-    pause_process,
-    resume_process,
-    stop_process,
     wait_until,
 )
 
@@ -29,7 +26,7 @@ PACKAGE = "redis-server"
 
 
 @dataclass
-class Redis:
+class Redis(ServerProcess):
     """A running redis-server on ``127.0.0.1:port``; ``url`` is ``redis://127.0.0.1:port/0``."""
 
     port: int
@@ -71,29 +68,6 @@ class Redis:
             return self.command("PING") == b"+PONG"
         except OSError:
             return False
-
-    def pause(self) -> None:
-        """SIGSTOP redis-server: it keeps its sockets but answers nothing (a hung Redis)."""
-        pause_process(self.process)
-
-    def resume(self) -> None:
-        """SIGCONT after :meth:`pause`."""
-        resume_process(self.process)
-
-    def stop(self) -> None:
-        """Stop redis-server (SIGTERM, SIGKILL after 10 s)."""
-        stop_process(self.process)
-
-    def __enter__(self) -> Redis:
-        return self
-
-    def __exit__(
-        self,
-        _type: type[BaseException] | None,
-        _value: BaseException | None,
-        _traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def start_redis(port: int, folder: Path) -> Redis:
