@@ -1,36 +1,35 @@
 """The statements of the two hot writes, an append's claim and a PUT's create, as SQL text built
-once at import (issue 18 item 1).
+once at import and run on the session's asyncpg connection (app/driver.py; issue 18 item 1).
 
 Built per request with SQLAlchemy's expression language, these two cost the server more than
 PostgreSQL spent running them: building the ``update()``/``insert()`` (``version + 1``,
 ``in_()``, ``values()``), its cache key, and expanding ``version IN (…)`` for every execution
-(a "post-compile" parameter) were 60% of SQLAlchemy's CPU on an append (bench.writeprofile).
-Here each is one ``text()`` whose parameters carry the columns' own types (so values are
-converted exactly as the expression statements convert them) and whose result columns are the
-table's (so rows read back as they did). They say what :func:`app.threads.repository.claim` and
-:func:`~app.threads.repository.create_or_replace` say, for the cases the hot writes take:
+(a "post-compile" parameter) were 60% of SQLAlchemy's CPU on an append (bench.writeprofile);
+run through the session, even as ``text()``, the ORM's execution path and result rows were
+most of the rest. Here each is plain SQL with ``$n`` parameters, typed by PostgreSQL from the
+columns they are compared with or stored in (the values are what the columns' SQLAlchemy types
+would pass to asyncpg unchanged: UUIDs, strings, aware datetimes, ints, lists). They say what
+:func:`app.threads.repository.claim` and :func:`~app.threads.repository.create_or_replace`
+say, for the cases the hot writes take:
 
 - :data:`CLAIM_APPEND`: bump the version, add the appended messages to ``message_count`` and
   set ``last_activity_at`` (the request's, else now), on a live thread the caller may write
   (:func:`app.threads.access.writable`: an admin any, else the owner) whose version matches
-  (``If-Match: *`` any; else ``version = ANY(:versions)``, an empty list matching none, as an
-  empty ``IN`` does). Returns the columns :func:`~app.threads.repository.claim` returns.
+  (``If-Match: *`` any; else ``version = ANY($n)``, an empty list matching none, as an
+  empty ``IN`` does). Returns what an append uses: the new version and message count and the
+  document before the append.
 - :data:`INSERT_THREAD`: a create (``ON CONFLICT DO NOTHING RETURNING``), version 1, its
   timestamps the document's (else now), with the document text, vector and derived columns.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Text, bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.sql.selectable import TextualSelect
-from sqlalchemy.types import Integer
+import uuid
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from app.auth import Principal
 from app.threads.preconditions import Precondition
-from app.threads.tables import threads
 
 #: The columns :func:`app.threads.documents.derived_columns` returns, in the statement's order.
 DERIVED_COLUMNS = (
@@ -57,39 +56,49 @@ RENDERED_COLUMNS = (
     "archived_at",
     "message_count",
 )
-_CLAIMED_COLUMNS = ("id", "version", "message_count", "visibility", "is_shared_with_support")
 
 
-def _typed(sql: str, names: tuple[str, ...], returned: tuple[str, ...]) -> TextualSelect:
-    """``sql`` with the parameters ``names`` typed as the ``threads`` columns of those names."""
-    params = [bindparam(name, type_=threads.c[name].type) for name in names]
-    return text(sql).bindparams(*params).columns(*(threads.c[name] for name in returned))
+class Rendered(NamedTuple):
+    """The columns a create returns to render its answer (:data:`RENDERED_COLUMNS`, in that order)."""
+
+    id: uuid.UUID
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    last_activity_at: datetime
+    owner_id: str
+    org_id: str | None
+    archived_at: datetime | None
+    message_count: int
 
 
-def _claim_append(admin: bool, any_version: bool) -> TextualSelect:
-    where = ["id = :id", "deleted_at IS NULL"]
+class AppendClaim(NamedTuple):
+    """What an append's claim returns: the new ``version`` and ``message_count`` and the
+    ``document_text`` as it was before the append."""
+
+    version: int
+    message_count: int
+    document_text: str
+
+
+def _claim_append(admin: bool, any_version: bool) -> str:
+    where = ["id = $1", "deleted_at IS NULL"]
     if not admin:
-        where.append("owner_id = :owner_id")
+        where.append("owner_id = $4")
     if not any_version:
-        where.append("version = ANY(:versions)")
-    sql = (
+        where.append(f"version = ANY(${4 if admin else 5})")
+    return (
         "UPDATE threads SET version = version + 1, updated_at = now(),"
-        " message_count = message_count + :added,"
-        " last_activity_at = COALESCE(:last_activity_at, now())"
+        " message_count = message_count + $2,"
+        " last_activity_at = COALESCE($3, now())"
         f" WHERE {' AND '.join(where)}"
-        f" RETURNING {', '.join(_CLAIMED_COLUMNS)}, CAST(document AS text) AS document_text"
+        " RETURNING version, message_count, CAST(document AS text) AS document_text"
     )
-    names = ("id", "last_activity_at") + (() if admin else ("owner_id",))
-    statement = text(sql).bindparams(
-        *(bindparam(name, type_=threads.c[name].type) for name in names),
-        bindparam("added", type_=Integer()),
-        *(() if any_version else (bindparam("versions", type_=ARRAY(Integer())),)),
-    )
-    returned = [threads.c[name] for name in _CLAIMED_COLUMNS]
-    return statement.columns(*returned, threads.c.document.cast(Text).label("document_text"))
 
 
-#: ``(admin?, any version?)`` -> the append's claim.
+#: ``(admin?, any version?)`` -> the append's claim, SQL for the driver connection
+#: (app/driver.py): ``$1`` id, ``$2`` messages added, ``$3`` activity time (None: now), then
+#: the owner (not for an admin) and the base versions (not for ``If-Match: *``).
 CLAIM_APPEND = {
     (admin, any_version): _claim_append(admin, any_version)
     for admin in (False, True)
@@ -103,34 +112,48 @@ def claim_append_params(
     precondition: Precondition | None,
     added: int,
     last_activity_at: Any,
-) -> tuple[TextualSelect, dict[str, Any]]:
-    """The claim of an append of ``added`` messages and its parameters (``last_activity_at``:
-    a datetime or None for now). ``principal`` is a writer (never anonymous: the route refused
-    those)."""
+) -> tuple[str, tuple[Any, ...]]:
+    """The claim of an append of ``added`` messages (SQL with ``$n`` parameters) and its
+    arguments (``thread_id`` a UUID; ``last_activity_at``: a datetime or None for now).
+    ``principal`` is a writer (never anonymous: the route refused those). The row returned
+    has ``version``, ``message_count`` (both after the append) and ``document_text``."""
     any_version = precondition is None or precondition.any_version
-    params: dict[str, Any] = {
-        "id": thread_id,
-        "added": added,
-        "last_activity_at": last_activity_at,
-    }
+    args: list[Any] = [thread_id, added, last_activity_at]
     if not principal.is_admin:
-        params["owner_id"] = principal.user_id
+        args.append(principal.user_id)
     if not any_version:
         assert precondition is not None
-        params["versions"] = sorted(precondition.versions)
-    return CLAIM_APPEND[(principal.is_admin, any_version)], params
+        args.append(sorted(precondition.versions))
+    return CLAIM_APPEND[(principal.is_admin, any_version)], tuple(args)
 
 
-_INSERTED = ("id", "owner_id", "org_id", "message_count", "search_version", *DERIVED_COLUMNS)
-INSERT_THREAD: TextualSelect = _typed(
+#: The parameters of :data:`INSERT_THREAD`, in their ``$n`` order.
+INSERT_THREAD_PARAMS = (
+    "id",
+    "owner_id",
+    "org_id",
+    "created_at",
+    "last_activity_at",
+    "message_count",
+    "document",
+    "vector",
+    "search_version",
+    *DERIVED_COLUMNS,
+)
+_DERIVED_AT = len(INSERT_THREAD_PARAMS) - len(DERIVED_COLUMNS) + 1
+INSERT_THREAD = (
     "INSERT INTO threads (id, owner_id, org_id, version, created_at, updated_at,"
     " last_activity_at, message_count, document, search_vector, search_version,"
     f" {', '.join(DERIVED_COLUMNS)})"
-    " VALUES (:id, :owner_id, :org_id, 1, COALESCE(:created_at, now()), now(),"
-    " COALESCE(:last_activity_at, now()), :message_count, CAST(CAST(:document AS text) AS json),"
-    " CAST(CAST(:vector AS text) AS tsvector), :search_version,"
-    f" {', '.join(':' + name for name in DERIVED_COLUMNS)})"
-    f" ON CONFLICT (id) DO NOTHING RETURNING {', '.join(RENDERED_COLUMNS)}",
-    (*_INSERTED, "created_at", "last_activity_at"),
-    RENDERED_COLUMNS,
+    " VALUES ($1, $2, $3, 1, COALESCE($4, now()), now(),"
+    " COALESCE($5, now()), $6, CAST(CAST($7 AS text) AS json),"
+    " CAST(CAST($8 AS text) AS tsvector), $9,"
+    f" {', '.join(f'${_DERIVED_AT + i}' for i in range(len(DERIVED_COLUMNS)))})"
+    f" ON CONFLICT (id) DO NOTHING RETURNING {', '.join(RENDERED_COLUMNS)}"
 )
+
+
+def insert_thread_args(params: dict[str, Any]) -> tuple[Any, ...]:
+    """:data:`INSERT_THREAD`'s arguments from ``params`` (one value for each name of
+    :data:`INSERT_THREAD_PARAMS`; ``created_at``/``last_activity_at`` None for now)."""
+    return tuple(params[name] for name in INSERT_THREAD_PARAMS)

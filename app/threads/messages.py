@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.driver import driver
 from app.threads.documents import PreparedMessage, changed_indexes, commit_shas
 from app.threads.indexing import MESSAGE_VECTOR_SQL
 from app.threads.tables import thread_commits, thread_messages
@@ -23,11 +24,15 @@ _UNNEST = (
     " CAST(:hashes AS bytea[]), CAST(:vectors AS text[]))"
     " AS u(seq, role, body, content_hash, vector)"
 )
-_INSERT_MESSAGES = text(
+#: The insert of a batch, SQL for the driver connection (app/driver.py): ``$1`` the thread,
+#: ``$2``-``$6`` the parallel arrays of :func:`_message_params`, in its order.
+_INSERT_MESSAGES = (
     "INSERT INTO thread_messages"
     " (thread_id, seq, role, body, content_hash, search_vector, search_version)"
-    f" SELECT CAST(:thread_id AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash, {MESSAGE_VECTOR_SQL},"
-    f" {SEARCH_VERSION} FROM {_UNNEST}"
+    f" SELECT CAST($1 AS uuid), u.seq, u.role, CAST(u.body AS json), u.content_hash,"
+    f" {MESSAGE_VECTOR_SQL}, {SEARCH_VERSION}"
+    " FROM unnest(CAST($2 AS integer[]), CAST($3 AS text[]), CAST($4 AS text[]),"
+    " CAST($5 AS bytea[]), CAST($6 AS text[])) AS u(seq, role, body, content_hash, vector)"
 )
 _UPDATE_MESSAGES = text(
     "UPDATE thread_messages AS m SET role = u.role, body = CAST(u.body AS json),"
@@ -67,9 +72,11 @@ async def write_commits(
 async def insert_messages(
     session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
 ) -> None:
-    """Insert ``messages`` (their ``seq`` numbers are set already)."""
+    """Insert ``messages`` (their ``seq`` numbers are set already), on the session's driver
+    connection (app/driver.py: one of the hot statements of the writes, issue 18 item 1)."""
     if messages:
-        await session.execute(_INSERT_MESSAGES, _message_params(thread_id, messages))
+        params = _message_params(thread_id, messages)
+        await (await driver(session)).execute(_INSERT_MESSAGES, *params.values())
 
 
 async def replace_messages(

@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.context import AuditContext
 from app.auth import Principal
+from app.driver import driver
 from app.errors import PayloadTooLarge
 from app.sharing import repository as share_links
 from app.threads import auditing, hotsql
@@ -140,7 +141,7 @@ async def create_or_replace(
     derived = derived_columns(doc)
     created_at = timestamps.get("created_at")
     last_activity_at = timestamps.get("last_activity_at")
-    claimed = None
+    claimed: Any = None
     created = False
     if 0 in precondition.versions and not precondition.any_version:
         params = {
@@ -155,7 +156,10 @@ async def create_or_replace(
             "search_version": SEARCH_VERSION,
             **derived,
         }
-        claimed = (await session.execute(hotsql.INSERT_THREAD, params)).first()
+        args = hotsql.insert_thread_args(params)
+        record = await (await driver(session)).fetchrow(hotsql.INSERT_THREAD, *args)
+        if record is not None:
+            claimed = hotsql.Rendered(thread_id, *record[1:])
         created = claimed is not None
     nonzero = Precondition(
         frozenset(v for v in precondition.versions if v), precondition.any_version
@@ -270,17 +274,18 @@ async def claim_append(
     precondition: Precondition | None,
     added: int,
     last_activity_at: datetime | None,
-) -> Row[Any]:
+) -> hotsql.AppendClaim:
     """:func:`claim` for an append of ``added`` messages: ``message_count`` grows by ``added``,
     ``last_activity_at`` is the given time or now; one statement built once
-    (:data:`app.threads.hotsql.CLAIM_APPEND`). Returns and raises as :func:`claim`."""
-    statement, params = hotsql.claim_append_params(
+    (:data:`app.threads.hotsql.CLAIM_APPEND`), run on the session's driver connection
+    (app/driver.py). Raises as :func:`claim`."""
+    sql, args = hotsql.claim_append_params(
         principal, thread_id, precondition, added, last_activity_at
     )
-    row: Row[Any] | None = (await session.execute(statement, params)).first()
-    if row is None:
+    record = await (await driver(session)).fetchrow(sql, *args)
+    if record is None:
         raise await refusal(session, principal, thread_id, precondition)
-    return row
+    return hotsql.AppendClaim(*record)
 
 
 async def store_document(
