@@ -329,7 +329,7 @@ def run(seconds: float) -> Section:
         f"  shared rate limit {RATE_BUDGET}/minute, {RATE_BUDGET * 3 // 2} requests of one user"
         f" across 2 instances: {accepted} accepted, {refused} refused (429), {other} other",
         *[f"  not available: {m}" for m in missing],
-        "  (2 shared cores: other helpers' processes ran beside this one)",
+        "  (2 cores: the servers, PostgreSQL, PgBouncer, Redis and this load generator share them)",
     ]
     floor, routed, down = phases
     stale = sum(len(p.tally.stale) for p in phases)
