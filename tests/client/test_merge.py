@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -107,7 +109,13 @@ rich_messages = st.lists(
         {
             "role": st.sampled_from(["user", "assistant", "tool"]),
             "content": st.text(),
-            "created_at": st.datetimes(timezones=st.timezones()) | st.none(),
+            # local times a day inside the model's range, so any offset stays in it in UTC
+            "created_at": st.datetimes(
+                min_value=datetime(1, 1, 2),
+                max_value=datetime(9999, 12, 30),
+                timezones=st.timezones(),
+            )
+            | st.none(),
             "tool_calls": st.lists(
                 st.fixed_dictionaries({"id": st.text(max_size=4), "arguments_json": json_values}),
                 max_size=2,
