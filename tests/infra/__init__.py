@@ -2,5 +2,5 @@
 temporary folder: PgBouncer (:mod:`tests.infra.pgbouncer`) and Redis (:mod:`tests.infra.redis`)
 from Debian's packages, and a PostgreSQL primary with streaming replicas from this machine's
 server binaries (:mod:`tests.infra.cluster`). ``.ci/run`` installs the packages when they are
-missing; a test skips only when the binary is still not there
+missing; a test whose binary is still not there fails, never skips
 (:func:`tests.infra.process.require`)."""

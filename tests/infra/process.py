@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import NoReturn, Self
 
 #: Seconds a server gets to accept connections after it was started.
 STARTUP_SECONDS = 15.0
@@ -40,16 +40,24 @@ def find_binary(name: str) -> str | None:
 
 
 def require(name: str, package: str) -> str:
-    """The path of ``name``, or ``pytest.skip`` naming the Debian ``package`` that provides it.
+    """The path of ``name``; without it the test fails (:func:`missing`) naming the Debian
+    ``package`` that provides it.
 
     For tests only (a benchmark catches :class:`MissingBinary` from the ``start_*`` functions).
     """
-    import pytest
-
     path = find_binary(name)
     if path is None:
-        pytest.skip(f"{name} is not installed (apt-get install {package}; .ci/run does)")
+        missing(f"{name} is not installed", package)
     return path
+
+
+def missing(what: str, package: str) -> NoReturn:
+    """Fail the calling test because ``what`` is missing: never a skip, which would prove
+    nothing. ``.ci/run`` installs ``package`` (Debian) before the suite runs; on another machine,
+    ``apt-get install`` it."""
+    import pytest
+
+    pytest.fail(f"{what} (apt-get install {package}; .ci/run installs it)", pytrace=False)
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:

@@ -20,6 +20,7 @@ from app.auth import create_token
 from app.config import Settings
 from app.database import migrate
 from tests.infra.cluster import Cluster, MissingServer, pg_bin, start_cluster
+from tests.infra.process import missing
 from tests.replicas.load import Pair
 from tests.servers import Server, app_env, uvicorn_server
 
@@ -70,11 +71,11 @@ class Setup:
 def replica_setup() -> Iterator[Setup]:
     """Start the cluster (``log_statement = all``, so each server's log says what it ran),
     migrate its ``loomsync`` database, and start instances ``a`` and ``b`` on the primary with
-    the replica. Skips when this machine has no PostgreSQL server binaries."""
+    the replica. Fails (never skips) when this machine has no PostgreSQL server binaries."""
     try:
         pg_bin()
     except MissingServer as exc:
-        pytest.skip(f"{exc} (apt-get install postgresql-15; .ci/run does)")
+        missing(str(exc), "postgresql-15")
     folder = Path(tempfile.mkdtemp(prefix="loomsync-replicas-"))  # not under pytest's 0700 dirs
     settings = Settings(jwt_secret=secrets.token_urlsafe(48), _env_file=None)  # type: ignore[call-arg]
     try:
