@@ -193,6 +193,10 @@ class CursorCodec:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         except (binascii.Error, ValueError):
             raise BadRequest(NOT_ISSUED) from None
+        if base64.urlsafe_b64encode(raw).rstrip(b"=") != cursor.encode():
+            # a last character whose unused low bits are set decodes to the same bytes: an
+            # issued cursor changed in its last character, which the server did not issue
+            raise BadRequest(NOT_ISSUED)
         tag, payload = raw[:TAG_BYTES], raw[TAG_BYTES:]
         if not hmac.compare_digest(tag, self._tag(purpose, payload, bound)):
             raise BadRequest(NOT_ISSUED)

@@ -23,7 +23,9 @@ from pydantic import SecretStr
 
 from app.auth import create_token
 from app.config import Settings
+from app.errors import BadRequest
 from app.main import create_app
+from app.threads.cursors import CursorCodec
 from tests.servers import app_env, uvicorn_server
 
 #: name -> (path, extra query parameters); each is walked by a caller who can see two rows.
@@ -218,6 +220,39 @@ async def test_no_cursor_string_gets_a_500(
         cursor = _flip(await walker.first_cursor(listing), data)
     assert_not_issued(await walker.page(listing, cursor))
 
+
+
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def _same_bytes_twins(cursor: str) -> list[str]:
+    """``cursor`` with its last character replaced by each other one that decodes to the same
+    bytes (set unused low bits: none when the length is a multiple of 4)."""
+
+    def decode(text: str) -> bytes:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+    head = cursor[:-1]
+    return [
+        head + c for c in _ALPHABET if c != cursor[-1] and decode(head + c) == decode(cursor)
+    ]
+
+
+@pytest.mark.parametrize("score", [1.5, 1.25, 1.125])
+def test_a_cursor_with_set_padding_bits_is_not_issued(settings: Settings, score: float) -> None:
+    """The last character of a cursor whose length is not a multiple of 4 carries 2 or 4 unused
+    bits; another character that differs only there decodes to the same bytes, but the server
+    did not issue it: 400 (keys of three lengths: one
+    without spare bits, two with)."""
+    codec = CursorCodec(settings)
+    uid = uuid.UUID(ID)
+    cursor = codec.encode("threads", score, uid)
+    assert codec.decode("threads", cursor, float, uuid.UUID) == (score, uid)
+    twins = _same_bytes_twins(cursor)
+    assert bool(twins) == (len(cursor) % 4 != 0)
+    for twin in twins:
+        with pytest.raises(BadRequest):
+            codec.decode("threads", twin, float, uuid.UUID)
 
 # The key: shared by every app built from the same settings, different for another secret.
 
