@@ -108,9 +108,11 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     )
     install_handlers(app)
     limited = [Depends(enforce_rate_limit)]
+    # the hot writes' router first: a request is matched route by route, twice (FastAPI's
+    # nested routers), and no route of the others serves a method and path of its routes
+    app.include_router(threads_router, dependencies=limited)
     app.include_router(health_router)
     app.include_router(collection_router, dependencies=limited)
-    app.include_router(threads_router, dependencies=limited)
     app.include_router(audit_router, dependencies=limited)
     app.include_router(sharing_router, dependencies=limited)
     if settings.metrics:

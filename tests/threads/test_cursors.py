@@ -180,11 +180,13 @@ async def test_empty_cursor_is_the_first_page(walker: Walker, listing: str) -> N
     assert empty.json().keys() == first.json().keys()
 
 
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
 def _flip(cursor: str, data: st.DataObject) -> str:
     """``cursor`` with one character replaced by another base64url character."""
     index = data.draw(st.integers(0, len(cursor) - 1))
-    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-    replacement = data.draw(st.sampled_from(alphabet.replace(cursor[index], "")))
+    replacement = data.draw(st.sampled_from(_ALPHABET.replace(cursor[index], "")))
     return cursor[:index] + replacement + cursor[index + 1 :]
 
 
@@ -221,10 +223,6 @@ async def test_no_cursor_string_gets_a_500(
     assert_not_issued(await walker.page(listing, cursor))
 
 
-
-_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-
 def _same_bytes_twins(cursor: str) -> list[str]:
     """``cursor`` with its last character replaced by each other one that decodes to the same
     bytes (set unused low bits: none when the length is a multiple of 4)."""
@@ -233,9 +231,7 @@ def _same_bytes_twins(cursor: str) -> list[str]:
         return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
     head = cursor[:-1]
-    return [
-        head + c for c in _ALPHABET if c != cursor[-1] and decode(head + c) == decode(cursor)
-    ]
+    return [head + c for c in _ALPHABET if c != cursor[-1] and decode(head + c) == decode(cursor)]
 
 
 @pytest.mark.parametrize("score", [1.5, 1.25, 1.125])
@@ -253,6 +249,7 @@ def test_a_cursor_with_set_padding_bits_is_not_issued(settings: Settings, score:
     for twin in twins:
         with pytest.raises(BadRequest):
             codec.decode("threads", twin, float, uuid.UUID)
+
 
 # The key: shared by every app built from the same settings, different for another secret.
 
