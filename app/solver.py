@@ -4,8 +4,10 @@ by FastAPI's generic solver on every request (issue 18 item 1).
 FastAPI's ``solve_dependencies`` walks a route's dependency tree on each request: for each
 dependency it classifies the callable, computes a cache key from its OAuth scopes, runs the
 parameter extraction of every kind (path, query, header, cookie) through pydantic, and builds a
-dict of results. On an append (eight dependencies) that was a quarter of the server's Python
-time, ten times what the dependencies themselves cost (cProfile of bench/writecpu.py).
+dict of results. On an append (eight dependencies) that was a quarter of the app's Python time
+under cProfile, about nine times what the dependencies' own code cost. Planned (and with the
+threads router matched first, app/main.py), an append runs 18% fewer instructions and a PUT 6%
+fewer (bench/RESULTS.md, "Write path, planned dependencies").
 :class:`PlannedRoute` does the classifying once, when the route is built, into a
 :class:`Plan`, and solves a request with it: the same callables, called in the same order with
 the same arguments, cached per request the same way (one call per callable and scope unless
