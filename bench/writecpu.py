@@ -1,7 +1,8 @@
 """The app's own CPU for one append and one PUT, in one process, without HTTP (issue 18 item 1;
 no targets): an A/B of write-path changes that the shared cores disturb less than throughput.
 
-    .venv/bin/python -m bench.writecpu [--requests 2000] [--database NAME]
+    .venv/bin/python -m bench.writecpu [--requests 2000] [--warmup 200] [--only put|append]
+                                       [--database NAME]
 
 The ASGI app (app/main.py, every middleware) is called directly with a hand-made HTTP scope,
 one request at a time, on the standard asyncio loop: for each workload ``--requests`` requests
@@ -11,6 +12,12 @@ of one real turn with ``If-Match``), each its own user's. Reported: this process
 parsing, not PostgreSQL) and the wall time a request, median of 5 rounds. Run it on two
 checkouts at the same time (each with its own ``--database``), so that both meet the same load
 from the other processes on the machine, and compare.
+
+Where the machine's speed drifts (this one's did by 30% between identical runs), count
+instructions instead of time: the difference of two runs under valgrind, e.g.
+``valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python -m bench.writecpu
+--only append --warmup 40 --requests 240`` and the same with ``--requests 40``, over 200 (the
+start-up and warm-up cancel out; about a minute each).
 """
 
 from __future__ import annotations
@@ -73,8 +80,9 @@ async def _call(app: Any, method: str, path: str, headers: dict[str, str], body:
     return status, b"".join(chunks)
 
 
-async def measure(dsn: str, requests: int) -> list[str]:
-    """CPU and wall microseconds a PUT and an append (median of the rounds)."""
+async def measure(dsn: str, requests: int, warmup: int = 200, only: str | None = None) -> list[str]:
+    """CPU and wall microseconds a PUT and an append (median of the rounds), after ``warmup``
+    requests of each; ``only``: one workload."""
     settings = Settings(jwt_secret="c" * 48, database_url=dsn, rate_limit="off", _env_file=None)  # type: ignore[call-arg]
     app = create_app(settings)
     doc = json.dumps(new_thread_doc(0)).encode()
@@ -104,7 +112,9 @@ async def measure(dsn: str, requests: int) -> list[str]:
                 state["version"] = json.loads(body)["version"]
 
             for name, operation in (("put", put), ("append", append)):
-                for _ in range(200):
+                if only not in (None, name):
+                    continue
+                for _ in range(warmup):
                     await operation()
                 cpu_rounds, wall_rounds = [], []
                 per_round = max(1, requests // ROUNDS)
@@ -129,12 +139,14 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--only", choices=("put", "append"))
     parser.add_argument(
         "--database", default=DATABASE, help="its name (two checkouts measured at once: two names)"
     )
     args = parser.parse_args()
     dsn = fresh_database(server_dsn(), args.database)
-    print("\n".join(asyncio.run(measure(dsn, args.requests))))
+    print("\n".join(asyncio.run(measure(dsn, args.requests, args.warmup, args.only))))
 
 
 if __name__ == "__main__":
