@@ -29,6 +29,8 @@ done once:
   such answers with the thread as it is then (:func:`refresh_answers`): a retry still gets a
   201 for its create, with the current thread and ``ETag``, and no stored answer keeps text its
   owner replaced (issue 12 item 3: the server keeps no older version of a replaced message).
+- Deleting the thread makes those answers the 410 a read of it gives (:func:`forget_answers`):
+  a retry learns the thread is gone, and no stored answer keeps the deleted text.
 - A key is kept ``LOOMSYNC_IDEMPOTENCY_KEY_TTL`` seconds (24 h); an older row no longer
   replays (the key may be used again), and expired rows are deleted at most every
   ``LOOMSYNC_IDEMPOTENCY_PURGE_INTERVAL`` seconds per process, in the background.
@@ -55,7 +57,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.auth import CurrentPrincipal
 from app.config import Settings
 from app.database import SettingsDep
-from app.errors import AppError, BadRequest, Unavailable
+from app.errors import AppError, BadRequest, Gone, Unavailable
 from app.idempotency.tables import idempotency_keys as keys
 from loomsync.core.document.ids import InvalidThreadId, ThreadId
 
@@ -236,6 +238,25 @@ async def refresh_answers(
         update(keys)
         .where(keys.c.thread_id == thread_id)
         .values(body=body, headers=keys.c.headers.op("||")(func.jsonb_build_object("etag", etag)))
+    )
+
+
+async def forget_answers(session: AsyncSession, thread_id: uuid.UUID) -> None:
+    """Make the stored answers that hold thread ``thread_id`` (:func:`answered_thread`) the 410
+    a read of it now gives, in the caller's (deleting) transaction: a deleted thread disappears
+    from every read (API.md section 1), replays included. The fingerprint stays, so a retry of
+    the create or fork that made the thread gets 410 and writes nothing (its id is never
+    reused), and another request with the key is still 422. One probe of the partial index
+    ``idempotency_keys_thread``; nothing when no answer holds it."""
+    gone = Gone("The thread was deleted.").to_response()
+    await session.execute(
+        update(keys)
+        .where(keys.c.thread_id == thread_id)
+        .values(
+            status=gone.status_code,
+            body=bytes(gone.body),
+            headers={"content-type": gone.headers["content-type"]},
+        )
     )
 
 

@@ -38,6 +38,7 @@ from app.audit.context import AuditContext
 from app.auth import Principal
 from app.driver import driver
 from app.errors import PayloadTooLarge
+from app.idempotency.keys import forget_answers
 from app.sharing import repository as share_links
 from app.threads import auditing, hotsql
 from app.threads import messages as rows
@@ -364,11 +365,13 @@ async def soft_delete(
     thread_id: uuid.UUID,
     precondition: Precondition | None,
 ) -> None:
-    """Mark a thread deleted (owner or admin), audited, and revoke its share links (each
-    audited). Raises as :func:`claim` does."""
+    """Mark a thread deleted (owner or admin), audited, revoke its share links (each audited),
+    and make the stored idempotent answers that hold it a 410 (:func:`forget_answers`).
+    Raises as :func:`claim` does."""
     await claim(session, audit.principal, thread_id, precondition, deleted_at=func.now())
     await auditing.deleted(session, audit, thread_id)
     await share_links.revoke_all(session, audit, thread_id)
+    await forget_answers(session, thread_id)
     await session.commit()
 
 
