@@ -418,11 +418,15 @@ def _bearer_token(request: Request) -> str | None:
     """The token of ``Authorization: Bearer <token>``; None without the header.
 
     Raises:
-        Unauthorized: a header that is not ``Bearer <token>``.
+        Unauthorized: a header that is not ``Bearer <token>``, or more than one of it (which
+            credentials would be the caller's? RFC 9110 section 11.6.2 defines one value).
     """
-    header = request.headers.get("authorization")
-    if header is None:
+    lines = request.headers.getlist("authorization")
+    if not lines:
         return None
+    if len(lines) > 1:
+        raise Unauthorized(f"Send one Authorization header, not {len(lines)}.")
+    header = lines[0]
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("Use 'Authorization: Bearer <token>'.")

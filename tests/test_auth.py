@@ -293,6 +293,26 @@ async def test_anonymous_write_gets_bare_bearer_challenge(client: httpx.AsyncCli
     assert r.json()["code"] == "unauthorized"
 
 
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+async def test_two_authorization_lines_are_refused(
+    client: httpx.AsyncClient, auth: TokenFactory, new_user: Callable[[str], str], endpoint: str
+) -> None:
+    """Two valid tokens in two header lines: whose request is it? 401, nothing written (the
+    first line used to win silently)."""
+    owner, other = auth(new_user("olivia")), auth(new_user("oscar"))
+    tid = ThreadId.new()
+    stored = await client.put(f"/api/threads/{tid}", json={"visibility": "public"}, headers=owner)
+    assert stored.status_code == 201, stored.text
+    method, path, body = ENDPOINTS[endpoint]
+    lines = [("Authorization", owner["Authorization"]), ("Authorization", other["Authorization"])]
+    r = await client.request(
+        method, path.format(id=tid), json=body, headers=[*lines, ("If-Match", '"1"')]
+    )
+    assert_invalid_token(r)
+    assert "one Authorization header" in r.json()["detail"]
+    assert (await client.get(f"/api/threads/{tid}")).json()["version"] == 1
+
+
 def cli_token(settings: Settings, *args: str) -> str:
     assert settings.jwt_secret is not None
     env = {
