@@ -52,7 +52,7 @@ NON_BLANK_PATTERN = f"[^{PYTHON_WHITESPACE}]"
 #: ``T-`` and a canonical lowercase UUID (loomsync.core.document.ids.ThreadId); anything else is a 400.
 THREAD_ID_PATTERN = "^T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 #: ``*``, or a comma list of strong, weak or bare version tags (app/threads/preconditions.py).
-_TAG = '(W/)?"[0-9]{1,18}"|[0-9]{1,18}'
+_TAG = '(W/)?"[0-9]+"|[0-9]+'
 IF_MATCH_PATTERN = f"^[ \\t]*(\\*|({_TAG})[ \\t]*(,[ \\t]*({_TAG})[ \\t]*)*)[ \\t]*$"
 
 _UNGUARDED = frozenset({"/health"})

@@ -11,7 +11,11 @@ from app.errors import BadRequest
 MAX_VERSION = 2**31 - 1
 
 #: One list member; HTTP's optional whitespace is spaces and tabs only (RFC 9110 §5.6.3).
-_MEMBER = re.compile(r'[ \t]*(?:(W/)?"([0-9]{1,18})"|([0-9]{1,18}))[ \t]*')
+_MEMBER = re.compile(r'[ \t]*(?:(W/)?"([0-9]+)"|([0-9]+))[ \t]*')
+#: Digits past this many are a version no thread reaches (MAX_VERSION has 10): such a tag is
+#: well formed and never matches, and is never converted (``int`` of a 30,000-digit string
+#: costs, and past 4,300 digits raises).
+_MAX_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +71,11 @@ def parse_if_match(header: str | list[str] | None) -> Precondition | None:
         if match is None:
             raise BadRequest('If-Match must be *, "<version>" or a list of them.')
         weak, quoted, bare = match.groups()
-        version = int(quoted or bare)
-        if not weak and version <= MAX_VERSION:
+        digits = quoted or bare
+        if weak or len(digits) > _MAX_DIGITS:
+            continue
+        version = int(digits)
+        if version <= MAX_VERSION:
             versions.add(version)
     return Precondition(versions=frozenset(versions))
 
