@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -269,7 +270,8 @@ def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | Non
     A process of its own, not a task of the app: the analysis is CPU-bound Python, which in a
     serving process would hold the GIL between requests; a child at a lower priority leaves the
     server's processes the CPU, starts once however many uvicorn workers run, and never starts
-    for an app built in tests or benches. Its log lines go to the same stderr.
+    for an app built in tests or benches. Its log lines go to the same stderr. A daemon
+    thread waits for it, so it is reaped when it ends (its ``returncode`` is set then).
     """
 
     async def check() -> bool:
@@ -283,7 +285,10 @@ def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | Non
         return None
     log.info("a rebuild of the search vectors is due: running it in the background")
     env = {**os.environ, "LOOMSYNC_DATABASE_URL": url}
-    return subprocess.Popen([sys.executable, "-m", "app.cli", "reindex", "--nice"], env=env)
+    child = subprocess.Popen([sys.executable, "-m", "app.cli", "reindex", "--nice"], env=env)
+    # reaped as soon as it ends, not at shutdown: a finished rebuild is no <defunct> process
+    threading.Thread(target=child.wait, name="reindex-reaper", daemon=True).start()
+    return child
 
 
 @cli.command("migrate")
