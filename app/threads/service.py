@@ -16,8 +16,9 @@ from loomsync.core.document.patch import merge_patch
 M = TypeVar("M", bound=BaseModel)
 
 
-def validate(model: type[M], raw: Any) -> M:
-    """Validate ``raw`` JSON against ``model``.
+def validate(model: type[M], raw: Any, at: tuple[str, ...] = ("body",)) -> M:
+    """Validate ``raw`` JSON against ``model``; ``at`` is where ``raw`` sits in the request
+    (``("body", "metadata")`` for a patched ``metadata``), the start of each error's ``loc``.
 
     Raises:
         ValidationFailed: 422 listing at most 20 ``{loc, msg}`` (input never echoed).
@@ -27,7 +28,7 @@ def validate(model: type[M], raw: Any) -> M:
     except ValidationError as exc:
         errors = validation_errors(exc.errors(include_url=False, include_input=False))
         for err in errors:
-            err["loc"] = ["body", *err["loc"]]
+            err["loc"] = [*at, *err["loc"]]
         raise ValidationFailed("The body is not a valid document.", errors=errors) from None
 
 
@@ -144,7 +145,7 @@ def apply_patch(
         if raw_patch["metadata"] is None:
             raise _refuse(["body", "metadata"], "cannot be null; patch its members instead")
         merged = merge_patch(doc.get("metadata") or {}, raw_patch["metadata"])
-        doc["metadata"] = validate(Metadata, merged).model_dump()
+        doc["metadata"] = validate(Metadata, merged, ("body", "metadata")).model_dump()
     if patch.visibility is not None:
         doc["visibility"] = patch.visibility
     if patch.is_shared_with_support is not None:

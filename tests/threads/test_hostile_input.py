@@ -192,3 +192,14 @@ async def test_weak_if_match_conflict_explains_itself(
     response = await client.put(url, json={}, headers={**me, "If-Match": 'W/"1"'})
     assert response.status_code == 409
     assert "weak" in response.json()["detail"]
+
+
+async def test_a_patched_metadata_error_names_metadata(
+    client: httpx.AsyncClient, me: dict[str, str]
+) -> None:
+    """A bad member of a patched ``metadata`` is 422 at ``body.metadata.<member>`` (it was
+    reported at ``body.<member>``, as if the member sat at the top of the patch)."""
+    url = await _create(client, me)
+    response = await client.patch(url, json={"metadata": {"is_pinned": "x"}}, headers=me)
+    assert response.status_code == 422, response.text
+    assert [e["loc"] for e in response.json()["errors"]] == [["body", "metadata", "is_pinned"]]
