@@ -160,6 +160,17 @@ class Gone(AppError):
     status, code, title = 410, "gone", "Gone"
 
 
+class UnsupportedMediaType(AppError):
+    """415: a request body the server cannot read, such as one with a content coding; says
+    ``Accept-Encoding: identity`` (RFC 9110 section 12.5.3)."""
+
+    status, code, title = 415, "unsupported_media_type", "Unsupported media type"
+
+    def headers(self) -> dict[str, str]:
+        """``Accept-Encoding: identity``: the codings a request body may have."""
+        return {"Accept-Encoding": "identity"}
+
+
 class PayloadTooLarge(AppError):
     """413: request body or message count over the configured limit (API.md §8)."""
 

@@ -13,7 +13,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.utils import ClientDisconnected
 
-from app.errors import PROBLEM_JSON, RequestTimeout, Unavailable, problem
+from app.errors import PROBLEM_JSON, RequestTimeout, Unavailable, UnsupportedMediaType, problem
 from app.logs import logged_target, request_id_var
 
 log = logging.getLogger(__name__)
@@ -221,10 +221,17 @@ class _BodyTooLarge(Exception):
     pass
 
 
+#: Content codings a request body may have: none (RFC 9110 section 8.4.1 "identity").
+_IDENTITY = (b"", b"identity")
+
+
 class BodyLimitMiddleware:
     """Answer 413 problem JSON for a body over ``max_bytes``: at once when ``Content-Length``
     says so, else as soon as the streamed (e.g. chunked) body passes the limit, without reading
-    the rest."""
+    the rest. A body with a content coding (``Content-Encoding: gzip``) is 415 with
+    ``Accept-Encoding: identity`` (RFC 9110 sections 15.5.16 and 12.5.3): the server decodes
+    none, and reading gzip bytes as the JSON they encode, or plain bytes as gzip, would be
+    wrong either way."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -256,13 +263,28 @@ class BodyLimitMiddleware:
         await send(start)
         await send({"type": "http.response.body", "body": body})
 
+    @staticmethod
+    async def _refuse_coding(coding: bytes, scope: Scope, receive: Receive, send: Send) -> None:
+        response = UnsupportedMediaType(
+            f"Content-Encoding {coding.decode('latin-1')[:40]!r} is not accepted; send the"
+            " body without a content coding."
+        ).to_response()
+        response.headers["Connection"] = "close"  # the body is not read
+        await response(scope, receive, send)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length = dict(scope["headers"]).get(b"content-length")
+        head = dict(scope["headers"])
+        length = head.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
             await self._reject(send)
+            return
+        coding = head.get(b"content-encoding", b"").strip(b" \t").lower()
+        has_body = b"transfer-encoding" in head or (length is not None and length != b"0")
+        if has_body and coding not in _IDENTITY:
+            await self._refuse_coding(coding, scope, receive, send)
             return
         received = 0
 

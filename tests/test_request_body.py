@@ -5,6 +5,7 @@ traceback, nothing stored), and a body that does not arrive in time is a 408 ``r
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import uuid
@@ -162,3 +163,29 @@ def test_body_read_past_the_request_timeout_is_408_too(
     problem = json.loads(answer.partition(b"\r\n\r\n")[2])
     assert (problem["status"], problem["code"]) == (408, "request_timeout")
     assert "within 1 seconds (LOOMSYNC_REQUEST_TIMEOUT)" in problem["detail"]
+
+
+@pytest.mark.parametrize("coding", ["gzip", "GZIP", "br", "deflate, gzip"])
+def test_a_body_with_a_content_coding_is_415_and_stores_nothing(
+    server: Server, settings: Settings, coding: str
+) -> None:
+    """The server decodes no content coding: a coded body is 415 with ``Accept-Encoding:
+    identity`` (RFC 9110 sections 15.5.16, 12.5.3), whether its bytes are coded or (a lying
+    client) plain JSON; ``identity`` is the body as it is."""
+    headers = {"Authorization": f"Bearer {token(settings)}", "Content-Encoding": coding}
+    tid = thread_id()
+    plain = json.dumps({"title": "coded"}).encode()
+    with httpx.Client(base_url=server.base_url, timeout=30) as client:
+        for body in (plain, gzip.compress(plain)):
+            response = client.put(f"/api/threads/{tid}", content=body, headers=headers)
+            assert response.status_code == 415, response.text
+            assert response.headers["accept-encoding"] == "identity"
+            assert response.headers["content-type"] == "application/problem+json"
+            assert response.json()["code"] == "unsupported_media_type"
+        headers.pop("Content-Encoding")
+        assert client.get(f"/api/threads/{tid}", headers=headers).status_code == 404
+        identity = {**headers, "Content-Encoding": "identity"}
+        stored = client.put(f"/api/threads/{tid}", content=plain, headers=identity)
+        assert stored.status_code == 201, stored.text
+        bodiless = {**headers, "Content-Encoding": "gzip"}  # no body: nothing to decode
+        assert client.get(f"/api/threads/{tid}", headers=bodiless).status_code == 200
