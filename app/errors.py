@@ -155,9 +155,16 @@ class Conflict(AppError):
 
 
 class Gone(AppError):
-    """410: the thread was deleted (API.md §5)."""
+    """410: the thread was deleted (API.md §5); ``Gone()`` says so in :data:`THREAD_DELETED`."""
 
     status, code, title = 410, "gone", "Gone"
+
+    def __init__(self, detail: str | None = None, **extra: Any) -> None:
+        super().__init__(THREAD_DELETED if detail is None else detail, **extra)
+
+
+#: The detail of a read (or a replayed answer) of a deleted thread.
+THREAD_DELETED = "The thread was deleted."
 
 
 class UnsupportedMediaType(AppError):

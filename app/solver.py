@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import inspect
 import types
-import typing
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -133,24 +132,18 @@ class Plan:
         return values
 
 
-def _is(annotation: Any, *options: Any) -> bool:
-    return any(annotation == option for option in options)
-
-
 def _header(field: Any) -> Header:
     info = field.field_info
-    if not isinstance(info, params.Header) or not info.alias:
-        raise NotPlannable("a header without an explicit alias")
-    if info.validation_alias not in (None, info.alias):
-        raise NotPlannable("a header without an explicit alias")
-    if info.metadata or info.default is not None:
-        raise NotPlannable("a constrained or defaulted header")
-    annotation = info.annotation
-    if _is(annotation, str | None, typing.Optional[str]):  # noqa: UP045 - both spellings
+    if not isinstance(info, params.Header) or info.validation_alias not in (None, info.alias):
+        raise NotPlannable("a header with another validation alias")
+    if not info.alias or info.metadata or info.default is not None:
+        raise NotPlannable("a header without an explicit alias, constrained or defaulted")
+    # ``X | None`` equals ``Optional[X]``: one comparison covers both spellings
+    if info.annotation == str | None:
         return Header(field.name, info.alias, many=False)
-    if _is(annotation, list[str] | None, typing.Optional[list[str]]):  # noqa: UP045
+    if info.annotation == list[str] | None:
         return Header(field.name, info.alias, many=True)
-    raise NotPlannable(f"a header typed {annotation!r}")
+    raise NotPlannable(f"a header typed {info.annotation!r}")
 
 
 def _path(field: Any) -> tuple[str, str]:

@@ -248,7 +248,7 @@ async def forget_answers(session: AsyncSession, thread_id: uuid.UUID) -> None:
     the create or fork that made the thread gets 410 and writes nothing (its id is never
     reused), and another request with the key is still 422. One probe of the partial index
     ``idempotency_keys_thread``; nothing when no answer holds it."""
-    gone = Gone("The thread was deleted.").to_response()
+    gone = Gone().to_response()
     await session.execute(
         update(keys)
         .where(keys.c.thread_id == thread_id)

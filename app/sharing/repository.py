@@ -78,7 +78,7 @@ async def check_manager(
     if row is None or not can_read(principal, facts(row)):
         raise NotFound("No such thread.")
     if row.deleted_at is not None:
-        raise Gone("The thread was deleted.")
+        raise Gone()
     if not can_write(principal, facts(row)):
         raise Forbidden("Only the thread's owner or an admin manages its share links.")
 

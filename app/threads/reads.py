@@ -180,5 +180,5 @@ async def load_readable(
     if row is None or not can_read(principal, facts(row)):
         raise NotFound("No such thread.")
     if row.deleted_at is not None:
-        raise Gone("The thread was deleted.")
+        raise Gone()
     return row

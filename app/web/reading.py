@@ -86,7 +86,7 @@ async def read_shared(
     await begin_snapshot(session)
     row = await load_row(session, thread_id)
     if row is None or row.deleted_at is not None:
-        raise Gone("The thread was deleted.")
+        raise Gone()
     return await _messages(session, row, start, count, whole)
 
 
