@@ -19,32 +19,52 @@ same ids on every machine. ``loomsync import`` always passes an owner.
 
 from __future__ import annotations
 
+import logging
+from importlib.metadata import entry_points
 from pathlib import Path
 
-from loomsync.importers import (
-    aider,
-    claude_code,
-    codex,
-    codex_tui,
-    gemini_cli,
-    openhands,
-    swe_agent,
-)
 from loomsync.importers.common import Importer, ImportResult, owned_by
 
+#: The entry-point group importers are found through (issue 28 item 2). A third party ships an
+#: importer as a package of its own whose metadata names a module attribute holding an
+#: :class:`Importer`::
+#:
+#:     [project.entry-points."loomsync.importers"]
+#:     myagent = "loomsync_myagent:IMPORTER"
+#:
+#: The built-in importers are registered the same way, in this project's pyproject.toml.
+ENTRY_POINT_GROUP = "loomsync.importers"
+
+log = logging.getLogger("loomsync.importers")
+
+
+def _load() -> dict[str, Importer]:
+    """Every importer of :data:`ENTRY_POINT_GROUP`, by name, in detection order.
+
+    An entry point that fails to load, or names something that is not an :class:`Importer`,
+    is logged once and left out: one broken plug-in never stops the others. Two importers of
+    one name: the one from this package wins, then the first found.
+    """
+    found: dict[str, Importer] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            importer = point.load()
+        except Exception as exc:  # a third party's import error must not stop the others
+            log.warning("importer %s (%s) does not load: %s", point.name, point.value, exc)
+            continue
+        if not isinstance(importer, Importer):
+            log.warning("importer %s (%s) is not a loomsync Importer", point.name, point.value)
+            continue
+        builtin = point.value.startswith("loomsync.")
+        if importer.name in found and not builtin:
+            continue
+        found[importer.name] = importer
+    ordered = sorted(found.values(), key=lambda importer: (importer.order, importer.name))
+    return {importer.name: importer for importer in ordered}
+
+
 #: Every supported format by name, in the order :func:`detect_format` tries them.
-FORMATS: dict[str, Importer] = {
-    importer.name: importer
-    for importer in (
-        codex.IMPORTER,
-        claude_code.IMPORTER,
-        gemini_cli.IMPORTER,
-        aider.IMPORTER,
-        swe_agent.IMPORTER,
-        openhands.IMPORTER,
-        codex_tui.IMPORTER,
-    )
-}
+FORMATS: dict[str, Importer] = _load()
 
 
 def detect_format(path: Path) -> str | None:

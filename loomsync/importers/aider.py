@@ -182,4 +182,5 @@ IMPORTER = Importer(
     agent="Aider",
     what="chat history",
     expects='expected "# aider chat started at" lines, in .aider.chat.history.md or another .md file',
+    order=40,
 )

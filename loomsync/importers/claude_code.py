@@ -384,4 +384,5 @@ IMPORTER = Importer(
     agent="Claude Code",
     what="transcript",
     expects="expected JSON Lines with parentUuid and sessionId in each record, in a .jsonl file",
+    order=20,
 )

@@ -320,4 +320,5 @@ IMPORTER = Importer(
     agent="Codex CLI",
     what="rollout",
     expects='expected JSON Lines of {"timestamp", "type", "payload"} records, such as session_meta, in a .jsonl file',
+    order=10,
 )

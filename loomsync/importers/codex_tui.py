@@ -234,4 +234,5 @@ IMPORTER = Importer(
     agent="Codex TUI",
     what="session log",
     expects='expected JSON Lines of {"ts", "dir", "kind"} records, in a .jsonl file',
+    order=70,
 )

@@ -79,6 +79,27 @@ class Importer:
       ``parse`` of records already read (:func:`jsonl_records`), adding its threads and
       warnings to ``result``; ``loomsync watch`` keeps a growing file's records and reads only
       its new lines (issue 17 item 1).
+
+    The importer contract of issue 28 item 2 adds (all with defaults, so a third-party
+    importer written for the first fields still loads):
+
+    - ``order``: where :func:`~loomsync.importers.detect_format` tries it (lower first; ties
+      by name). A format whose ``detect`` is loose (any ``.json``) takes a high number.
+    - ``suffixes``: the name ends of every file the agent writes for a session (``.jsonl``;
+      ``.db``, ``.db-wal`` for SQLite stores; the sibling files of a session folder), so
+      ``loomsync watch`` knows which events may concern it.
+    - ``unit_of(path)``: the file ``parse`` is given for a changed file ``path`` (a Roo task's
+      ``ui_messages.json`` → its ``api_conversation_history.json``; ``crush.db-wal`` →
+      ``crush.db``), or None when ``path`` is none of this agent's. None: ``path`` itself.
+    - ``live``: how the agent writes, so how ``watch`` follows it: ``append`` (JSON Lines
+      read from an offset, ``from_records``), ``rewrite`` (a file rewritten in place, read
+      whole on change), ``sqlite`` (rows of a database the agent holds open, read read-only
+      on change), ``none`` (import only).
+    - ``watch_by_default``: ``loomsync watch`` with no ``[watch]`` entry watches
+      ``default_paths()``.
+    - ``records``: what the agent's files record, for ``loomsync agents`` and docs/agents.md:
+      a subset of ``messages``, ``tool calls``, ``usage``, ``git``, ``subagents``,
+      ``lineage``.
     """
 
     name: str
@@ -90,6 +111,12 @@ class Importer:
     what: str = "session file"
     expects: str = ""
     from_records: Callable[[Path, list[dict[str, Any]], ImportResult], None] | None = None
+    order: int = 100
+    suffixes: tuple[str, ...] = ()
+    unit_of: Callable[[Path], Path | None] | None = None
+    live: str = "rewrite"
+    watch_by_default: bool = False
+    records: tuple[str, ...] = ("messages",)
 
     @property
     def kind(self) -> str:

@@ -182,4 +182,5 @@ IMPORTER = Importer(
     agent="Gemini CLI",
     what="chat",
     expects="expected a JSON object with sessionId, startTime and messages, in a .json file",
+    order=30,
 )

@@ -206,4 +206,5 @@ IMPORTER = Importer(
     agent="OpenHands",
     what="event stream",
     expects="expected a JSON array of events with source and action or observation, in a .json file",
+    order=60,
 )

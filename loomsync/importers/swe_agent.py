@@ -208,4 +208,5 @@ IMPORTER = Importer(
     agent="SWE-agent",
     what="trajectory",
     expects="expected a JSON object with trajectory or history, in a .traj file",
+    order=50,
 )

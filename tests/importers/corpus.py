@@ -20,6 +20,21 @@ FOLDER_FORMATS: dict[str, str | None] = {
     "swe-agent-traj": "swe-agent",
     "openhands-events": "openhands",
     "codex-tui-session-log": "codex-tui",
+    # issue 28: each importer that lands sets its folder's format here
+    "cline-sdk": None,
+    "continue": None,
+    "copilot-chat-vscode": None,
+    "copilot-cli": None,
+    "crush": None,
+    "cursor-agent": None,
+    "droid": None,
+    "goose": None,
+    "grok-build": None,
+    "opencode-go-sqlite": None,
+    "opencode-storage": None,
+    "pi": None,
+    "qwen-code": None,
+    "roo-code": None,
 }
 
 TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"
