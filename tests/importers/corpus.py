@@ -37,6 +37,10 @@ FOLDER_FORMATS: dict[str, str | None] = {
     "roo-code": None,
 }
 
+#: Importers whose agent left no sample file in the corpus: their tests build files from the
+#: agent's published format (said in each importer's docstring and in docs/agents.md).
+NO_SAMPLE: set[str] = {"cursor", "zed"}
+
 TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"
 TURN_2 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl"
 
