@@ -55,9 +55,7 @@ def test_real_databases_give_their_sessions_with_every_tool_call_paired(
         names = {c.id: c.tool_name for m in thread.messages for c in m.tool_calls or []}
         assert all(m.tool_name == names[m.tool_call_id] for m in tools)
         # each result comes after the message that made its call
-        position = {
-            c.id: i for i, m in enumerate(thread.messages) for c in m.tool_calls or []
-        }
+        position = {c.id: i for i, m in enumerate(thread.messages) for c in m.tool_calls or []}
         assert all(position[m.tool_call_id] < thread.messages.index(m) for m in tools)
 
 
@@ -331,7 +329,8 @@ def test_a_newer_schema_still_imports_and_says_so_once(tmp_path: Path) -> None:
     assert roles(result.threads) == {"user": 1, "assistant": 47, "tool": 51}
     [warning] = result.warnings
     assert "tables not read: agents" in warning
-    assert "messages.usage_json" in warning and "sessions.workspace" in warning
+    assert "messages.usage_json" in warning
+    assert "sessions.workspace" in warning
     assert thread.metadata.extra["workspace"] == "/src/cisco"
     assert thread.messages[1].model_extra["extra"]["usage_json"] == '{"in": 5}'
 
@@ -350,7 +349,8 @@ def test_a_damaged_or_foreign_file_gives_a_warning_not_an_exception(tmp_path: Pa
         assert result.threads == []
         assert len(result.warnings) == 1
         assert str(path) in result.warnings[0]
-    assert not crush.detect(text) and not crush.detect(other)
+    assert not crush.detect(text)
+    assert not crush.detect(other)
 
 
 def test_default_paths_read_crush_projects_list(

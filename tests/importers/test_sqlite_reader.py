@@ -155,7 +155,9 @@ def test_schema_note_names_what_is_not_understood_and_nothing_else(tmp_path: Pat
         connection.execute("CREATE TABLE meta (k)")
     connection.close()
     schema = sqlite.Schema(tables={"sessions": ("id", "title")}, ignored=("meta",))
-    exact = sqlite.Schema(tables={"sessions": ("id", "title", "colour")}, ignored=("plugins", "meta"))
+    exact = sqlite.Schema(
+        tables={"sessions": ("id", "title", "colour")}, ignored=("plugins", "meta")
+    )
 
     with sqlite.snapshot(path) as connection:
         assert sqlite.schema_note(connection, schema) == (
@@ -191,7 +193,5 @@ def test_rows_changed_keys_and_high_water(tmp_path: Path) -> None:
 
 def test_side_files_map_to_their_database() -> None:
     base = Path("/x/crush.db")
-    assert [sqlite.database_of(Path(f"/x/crush.db{s}")) for s in sqlite.SIDE_SUFFIXES] == [
-        base
-    ] * 3
+    assert [sqlite.database_of(Path(f"/x/crush.db{s}")) for s in sqlite.SIDE_SUFFIXES] == [base] * 3
     assert sqlite.database_of(base) == base
