@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loomsync.importers import gostore
-from loomsync.importers.common import Importer, ImportResult, find_files, home
+from loomsync.importers import gostore, places
+from loomsync.importers.common import Importer, ImportResult, find_files
 
 NAME = "crush"
 FLAVOR = gostore.Flavor(name=NAME, agent="Crush", folder=".crush", database="crush.db")
@@ -60,11 +60,7 @@ def _global_data() -> Path:
     configured = os.environ.get("CRUSH_GLOBAL_DATA")
     if configured:
         return Path(configured).expanduser()
-    if sys.platform == "win32":
-        local = os.environ.get("LOCALAPPDATA")
-        return Path(local) / "crush" if local else home() / "AppData" / "Local" / "crush"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg) if xdg else home() / ".local" / "share") / "crush"
+    return (places.appdata(local=True) if sys.platform == "win32" else places.data_home()) / "crush"
 
 
 def default_paths() -> list[Path]:

@@ -37,7 +37,6 @@ private copy: Cursor's database can be hundreds of megabytes, so this is the cos
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -45,7 +44,7 @@ from typing import Any
 
 from loomsync.core.document import jsontext
 from loomsync.core.document.model import Message, Thread, ToolCall
-from loomsync.importers import sqlite
+from loomsync.importers import places, sqlite
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -55,7 +54,6 @@ from loomsync.importers.common import (
     build_thread,
     clip_title,
     find_files,
-    home,
     json_text,
     parse_time,
     session_thread_id,
@@ -219,13 +217,7 @@ def parse(path: Path) -> ImportResult:
     """Every composer of a Cursor ``state.vscdb`` that has messages, one thread each, read
     from a private copy; never raises for bad input."""
     result = ImportResult()
-    try:
-        with sqlite.snapshot(path) as connection:
-            _read(connection, path, result)
-    except sqlite.SnapshotError as exc:
-        result.warnings.append(str(exc))
-    except sqlite3.Error as exc:
-        result.warnings.append(f"{path}: cannot read the Cursor database ({exc})")
+    sqlite.read_into(result, path, "Cursor", lambda connection: _read(connection, path, result))
     return result
 
 
@@ -282,22 +274,17 @@ def default_paths() -> list[Path]:
     """Cursor's ``User/globalStorage`` folder for this OS (``$XDG_CONFIG_HOME`` and
     ``%APPDATA%`` honoured)."""
     if sys.platform == "darwin":
-        base = home() / "Library" / "Application Support"
+        base = places.application_support()
     elif sys.platform == "win32":
-        appdata = os.environ.get("APPDATA")
-        base = Path(appdata) if appdata else home() / "AppData" / "Roaming"
+        base = places.appdata()
     else:
-        xdg = os.environ.get("XDG_CONFIG_HOME")
-        base = Path(xdg) if xdg else home() / ".config"
+        base = places.config_home()
     return [base / "Cursor" / "User" / "globalStorage"]
 
 
 def unit_of(path: Path) -> Path | None:
     """``state.vscdb`` for a change of it or its ``-wal``/``-journal``."""
-    if path.name.endswith("-shm"):
-        return None
-    database = sqlite.database_of(path)
-    return database if database.suffix == ".vscdb" else None
+    return sqlite.unit_of(path, suffix=".vscdb")
 
 
 IMPORTER = Importer(

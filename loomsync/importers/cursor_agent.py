@@ -215,26 +215,22 @@ def _title(messages: list[Message]) -> str | None:
 
 
 def _parse_store(path: Path, result: ImportResult) -> None:
-    try:
-        with sqlite.snapshot(path) as connection:
-            if not {"meta", "blobs"} <= sqlite.tables(connection):
-                result.warnings.append(f"{path}: not a cursor-agent chat store (no meta/blobs)")
-                return
-            note = sqlite.schema_note(connection, SCHEMA)
-            if note:
-                result.warnings.append(f"{path}: {note}")
-            meta = _meta(connection)
-            blobs = {
-                str(row[0]): row[1].encode("utf-8") if isinstance(row[1], str) else row[1]
-                for row in connection.execute("SELECT id, data FROM blobs")
-                if isinstance(row[1], bytes | str) and row[0] is not None
-            }
-    except sqlite.SnapshotError as exc:
-        result.warnings.append(str(exc))
-        return
-    except sqlite3.Error as exc:
-        result.warnings.append(f"{path}: cannot read the cursor-agent store ({exc})")
-        return
+    meta: dict[str, Any] = {}
+    blobs: dict[str, bytes] = {}
+
+    def read(connection: sqlite3.Connection) -> None:
+        if not {"meta", "blobs"} <= sqlite.tables(connection):
+            result.warnings.append(f"{path}: not a cursor-agent chat store (no meta/blobs)")
+            return
+        note = sqlite.schema_note(connection, SCHEMA)
+        if note:
+            result.warnings.append(f"{path}: {note}")
+        meta.update(_meta(connection))
+        for blob_id, data in connection.execute("SELECT id, data FROM blobs"):
+            if isinstance(data, bytes | str) and blob_id is not None:
+                blobs[str(blob_id)] = data.encode("utf-8") if isinstance(data, str) else data
+
+    sqlite.read_into(result, path, "cursor-agent", read)
     root = as_str(meta.get("latestRootBlobId"))
     items: list[tuple[str | None, Any]] = list(_walk(blobs, root, result)) if root else []
     messages = _messages(items, result)
@@ -320,12 +316,7 @@ def default_paths() -> list[Path]:
 
 def unit_of(path: Path) -> Path | None:
     """``store.db`` for a change of it or its ``-wal``; a transcript for itself."""
-    if path.suffix == ".jsonl":
-        return path
-    if path.name.endswith("-shm"):
-        return None
-    database = sqlite.database_of(path)
-    return database if database.name == "store.db" else None
+    return path if path.suffix == ".jsonl" else sqlite.unit_of(path, ("store.db",))
 
 
 IMPORTER = Importer(

@@ -36,7 +36,7 @@ from typing import Any
 
 from loomsync.core.document import jsontext
 from loomsync.core.document.model import Message, ToolCall
-from loomsync.importers import sqlite
+from loomsync.importers import places, sqlite
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -46,7 +46,6 @@ from loomsync.importers.common import (
     build_thread,
     clip_title,
     find_files,
-    home,
     json_text,
     name_thread_id,
     parse_time,
@@ -226,13 +225,7 @@ def parse(path: Path) -> ImportResult:
     database without messages (the corpus one) gives no thread and no warning. Never raises
     for bad input."""
     result = ImportResult()
-    try:
-        with sqlite.snapshot(path) as connection:
-            _read(connection, path, result)
-    except sqlite.SnapshotError as exc:
-        result.warnings.append(str(exc))
-    except sqlite3.Error as exc:
-        result.warnings.append(f"{path}: cannot read the Goose database ({exc})")
+    sqlite.read_into(result, path, "Goose", lambda connection: _read(connection, path, result))
     return result
 
 
@@ -273,19 +266,13 @@ def default_paths() -> list[Path]:
     if root:
         return [Path(root).expanduser() / "data" / "sessions"]
     if sys.platform == "win32":
-        appdata = os.environ.get("APPDATA")
-        base = Path(appdata) if appdata else home() / "AppData" / "Roaming"
-        return [base / "Block" / "goose" / "data" / "sessions"]
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return [(Path(xdg) if xdg else home() / ".local" / "share") / "goose" / "sessions"]
+        return [places.appdata() / "Block" / "goose" / "data" / "sessions"]
+    return [places.data_home() / "goose" / "sessions"]
 
 
 def unit_of(path: Path) -> Path | None:
     """``sessions.db`` for a change of it or its ``-wal``/``-journal``."""
-    if path.name.endswith("-shm"):
-        return None
-    database = sqlite.database_of(path)
-    return database if database.name == "sessions.db" else None
+    return sqlite.unit_of(path, ("sessions.db",))
 
 
 IMPORTER = Importer(

@@ -376,14 +376,12 @@ def read(path: Path, flavor: Flavor, since: dict[str, Any] | None = None) -> Cap
     one warning and is read as far as it is understood.
     """
     capture = Capture()
-    result = capture.result
-    try:
-        with sqlite.snapshot(path) as connection:
-            _read(connection, path, flavor, since, capture)
-    except sqlite.SnapshotError as exc:
-        result.warnings.append(str(exc))
-    except sqlite3.Error as exc:
-        result.warnings.append(f"{path}: cannot read the {flavor.agent} database ({exc})")
+    sqlite.read_into(
+        capture.result,
+        path,
+        flavor.agent,
+        lambda connection: _read(connection, path, flavor, since, capture),
+    )
     return capture
 
 
@@ -439,11 +437,8 @@ def _by_session(found: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
 
 def unit_of(path: Path, flavor: Flavor) -> Path | None:
     """The database a changed file belongs to: ``crush.db`` for itself and its ``-wal`` /
-    ``-journal``; None for any other file (``-shm`` changes on every read, not on writes)."""
-    if path.name.endswith("-shm"):
-        return None
-    database = sqlite.database_of(path)
-    return database if database.name == flavor.database else None
+    ``-journal``; None for any other file (:func:`loomsync.importers.sqlite.unit_of`)."""
+    return sqlite.unit_of(path, (flavor.database,))
 
 
 __all__ = ["Capture", "Flavor", "go_time", "has_column", "is_store", "read", "unit_of"]

@@ -45,11 +45,13 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from loomsync.importers.common import ImportResult
 
 #: The first 16 bytes of every SQLite 3 database file (https://sqlite.org/fileformat.html 1.3.1).
 MAGIC = b"SQLite format 3\x00"
@@ -297,6 +299,36 @@ def changed_keys(
     return {row[0] for row in connection.execute(sql, (since,))}
 
 
+def read_into(
+    result: ImportResult,
+    path: Path,
+    agent: str,
+    read: Callable[[sqlite3.Connection], None],
+) -> None:
+    """``read(connection)`` on a :func:`snapshot` of ``path``; a database that cannot be
+    copied or read becomes one warning in ``result`` (naming ``agent``), never an exception,
+    so one bad database never stops the others."""
+    try:
+        with snapshot(path) as connection:
+            read(connection)
+    except SnapshotError as exc:
+        result.warnings.append(str(exc))
+    except sqlite3.Error as exc:
+        result.warnings.append(f"{path}: cannot read the {agent} database ({exc})")
+
+
+def unit_of(path: Path, names: Collection[str] = (), suffix: str | None = None) -> Path | None:
+    """For ``watch``: the database a changed file belongs to (itself, or the database of a
+    ``-wal``/``-journal``) when its name is one of ``names`` or ends with ``suffix``; None
+    for a ``-shm`` (SQLite rewrites it on reads, not only on commits) or any other file."""
+    if path.name.endswith("-shm"):
+        return None
+    database = database_of(path)
+    if database.name in names or (suffix is not None and database.name.endswith(suffix)):
+        return database
+    return None
+
+
 def side_files(path: Path) -> list[Path]:
     """The SQLite side files that exist next to ``path`` (for tests and ``loomsync agents``)."""
     return [p for s in SIDE_SUFFIXES if (p := path.with_name(path.name + s)).exists()]
@@ -316,10 +348,12 @@ __all__ = [
     "peek",
     "plain",
     "quote",
+    "read_into",
     "rows",
     "schema_note",
     "side_files",
     "snapshot",
     "tables",
+    "unit_of",
     "unknown",
 ]

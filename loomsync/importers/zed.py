@@ -38,7 +38,6 @@ snapshot's time as ``created_at``).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -48,7 +47,7 @@ import zstandard
 
 from loomsync.core.document import jsontext
 from loomsync.core.document.model import Message, Thread, ToolCall
-from loomsync.importers import sqlite
+from loomsync.importers import places, sqlite
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -58,7 +57,6 @@ from loomsync.importers.common import (
     build_thread,
     clip_title,
     find_files,
-    home,
     json_text,
     parse_time,
     session_thread_id,
@@ -372,21 +370,18 @@ def parse(path: Path) -> ImportResult:
     whose data cannot be decoded is skipped and counted (``bad_record``) with a warning;
     never raises for bad input."""
     result = ImportResult()
-    try:
-        with sqlite.snapshot(path) as connection:
-            if "threads" not in sqlite.tables(connection):
-                result.warnings.append(f"{path}: not a Zed threads database (no threads table)")
-                return result
-            note = sqlite.schema_note(connection, SCHEMA)
-            if note:
-                result.warnings.append(f"{path}: {note}")
-            found = sqlite.rows(connection, "threads", order=("updated_at", "id"))
-    except sqlite.SnapshotError as exc:
-        result.warnings.append(str(exc))
-        return result
-    except sqlite3.Error as exc:
-        result.warnings.append(f"{path}: cannot read the Zed database ({exc})")
-        return result
+    found: list[dict[str, Any]] = []
+
+    def read(connection: sqlite3.Connection) -> None:
+        if "threads" not in sqlite.tables(connection):
+            result.warnings.append(f"{path}: not a Zed threads database (no threads table)")
+            return
+        note = sqlite.schema_note(connection, SCHEMA)
+        if note:
+            result.warnings.append(f"{path}: {note}")
+        found.extend(sqlite.rows(connection, "threads", order=("updated_at", "id")))
+
+    sqlite.read_into(result, path, "Zed", read)
     for row in found:
         try:
             document = decode(row.get("data_type"), row.get("data"))
@@ -418,21 +413,15 @@ def default_paths() -> list[Path]:
     """Zed's ``threads`` folder for this OS (``$XDG_DATA_HOME`` and ``%LOCALAPPDATA%``
     honoured)."""
     if sys.platform == "darwin":
-        return [home() / "Library" / "Application Support" / "Zed" / "threads"]
+        return [places.application_support() / "Zed" / "threads"]
     if sys.platform == "win32":
-        local = os.environ.get("LOCALAPPDATA")
-        base = Path(local) if local else home() / "AppData" / "Local"
-        return [base / "Zed" / "threads"]
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return [(Path(xdg) if xdg else home() / ".local" / "share") / "zed" / "threads"]
+        return [places.appdata(local=True) / "Zed" / "threads"]
+    return [places.data_home() / "zed" / "threads"]
 
 
 def unit_of(path: Path) -> Path | None:
     """``threads.db`` for a change of it or its ``-wal``/``-journal``."""
-    if path.name.endswith("-shm"):
-        return None
-    database = sqlite.database_of(path)
-    return database if database.name == "threads.db" else None
+    return sqlite.unit_of(path, ("threads.db",))
 
 
 IMPORTER = Importer(
