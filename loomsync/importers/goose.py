@@ -21,9 +21,10 @@ tool responses → tool messages linked by id; everything else of a message unde
 usage; the ``tokens`` column (the message's size as Goose counts it for its context window,
 not what a model call billed) stays under the message's ``extra``; session token totals under ``metadata.extra``; the
 working folder → ``cwd``. Goose writes no parent id: a ``sub-agent`` session is marked by
-``metadata.extra.session_type``. Thread id: UUIDv5 over ``goose`` and the session id
-(Goose's ids are dates, unique only on one machine, so the database's folder is not mixed
-in: the same database copied elsewhere keeps its ids).
+``metadata.extra.session_type``. Thread id: UUIDv5 over ``goose``, the session id, its
+creation time and working folder: Goose's ids (``20251202_1``) are dates, unique only on one
+machine, so the id alone would make two machines' sessions one thread; the database's own
+path is not mixed in, so the same database copied elsewhere keeps its ids.
 """
 
 from __future__ import annotations
@@ -208,7 +209,9 @@ def _thread(path: Path, session: dict[str, Any], messages: list[Message]) -> Any
     extra.update(sqlite.unknown(row, SESSION_COLUMNS))
     first_user = next((m.content for m in messages if m.role == "user" and m.content), None)
     return build_thread(
-        name_thread_id(NAME, str(row["id"])),
+        name_thread_id(
+            NAME, str(row["id"]), str(row.get("created_at")), str(row.get("working_dir"))
+        ),
         messages,
         source={"agent": NAME, "file": path.name, "session_id": str(row["id"])},
         title=clip_title(as_str(row.get("name"))) or clip_title(first_user),

@@ -238,3 +238,24 @@ def test_default_paths_honour_goose_path_root_and_xdg(
     monkeypatch.setenv("GOOSE_PATH_ROOT", str(tmp_path / "root"))
     assert goose.default_paths() == [tmp_path / "root" / "data" / "sessions"]
     assert goose.unit_of(tmp_path / "sessions.db-journal") == tmp_path / "sessions.db"
+
+
+def test_two_machines_sessions_of_the_same_date_id_stay_two_threads(
+    filled: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "laptop" / "sessions.db"
+    other.parent.mkdir()
+    other.write_bytes(filled.read_bytes())
+    with sqlite3.connect(other) as db:
+        db.execute(
+            "UPDATE sessions SET working_dir = '/home/me/other', created_at = '2025-12-02 18:00:00'"
+        )
+    db.close()
+
+    [here] = goose.parse(filled).threads
+    [there] = goose.parse(other).threads
+
+    assert (
+        here.metadata.extra["source"]["session_id"] == there.metadata.extra["source"]["session_id"]
+    )
+    assert here.id != there.id
