@@ -35,26 +35,19 @@ project's files, not the conversation); logs of a session are kept whole.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loomsync.core.document import jsontext
-from loomsync.core.document.model import Message, Thread, ToolCall
-from loomsync.importers import sqlite
+from loomsync.core.document.model import Thread
+from loomsync.importers import goparts, sqlite
 from loomsync.importers.common import (
     ImportResult,
-    as_dict,
     as_str,
     build_thread,
     clip_title,
-    parse_time,
     session_thread_id,
-    tool_arguments,
 )
 
 SESSION_COLUMNS = (
@@ -71,18 +64,6 @@ SESSION_COLUMNS = (
     "summary",
     "summarized_at",
     "todos",
-)
-MESSAGE_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "parts",
-    "model",
-    "provider",
-    "created_at",
-    "updated_at",
-    "finished_at",
-    "is_summary_message",
 )
 FILE_COLUMNS = (
     "id",
@@ -108,7 +89,7 @@ LOG_COLUMNS = (
 SCHEMA = sqlite.Schema(
     tables={
         "sessions": SESSION_COLUMNS,
-        "messages": MESSAGE_COLUMNS,
+        "messages": goparts.MESSAGE_COLUMNS,
         "files": FILE_COLUMNS,
         "read_files": ("session_id", "path", "read_at"),
         "logs": LOG_COLUMNS,
@@ -137,26 +118,6 @@ class Capture:
     mark: dict[str, Any] = field(default_factory=dict)
 
 
-def go_time(value: Any) -> datetime | None:
-    """A Crush / OpenCode-Go time: Unix seconds (milliseconds when larger than 1e11), or
-    ISO-8601 text (OpenCode-Go goose v2); None for 0, NULL or anything else."""
-    if value in (None, 0, "", "0"):
-        return None
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    return parse_time(value)
-
-
-def _json(text: Any) -> Any:
-    """A JSON column's value decoded, or None (text that is not JSON is returned as is)."""
-    if not isinstance(text, str | bytes):
-        return text
-    try:
-        return jsontext.loads(text)
-    except (ValueError, RecursionError, UnicodeDecodeError):
-        return sqlite.plain(text)
-
-
 def is_store(path: Path) -> bool:
     """True when ``path`` is an SQLite database with this store's ``sessions`` and
     ``messages`` tables and a ``parts`` column (:func:`loomsync.importers.sqlite.peek`)."""
@@ -177,116 +138,11 @@ class _Session:
         self.flavor = flavor
         self.path = path
         self.session = session
-        self.messages: list[Message] = []
-        self.names: dict[str, str] = {}  # tool call id → tool name
-        self.models: list[tuple[str | None, str | None]] = []
+        self.rows = goparts.Messages(as_str(session.get("summary_message_id")))
 
     def add(self, row: dict[str, Any], result: ImportResult) -> None:
-        parts = _json(row.get("parts"))
-        if not isinstance(parts, list):
-            result.skipped["bad_record"] += 1
-            return
-        role, time = row.get("role"), go_time(row.get("created_at"))
-        extra: dict[str, Any] = {
-            k: v
-            for k, v in {
-                "updated_at": _iso(go_time(row.get("updated_at"))),
-                "finished_at": _iso(go_time(row.get("finished_at"))),
-                "is_summary": bool(row.get("is_summary_message"))
-                or row.get("id") == self.session.get("summary_message_id")
-                or None,
-            }.items()
-            if v is not None
-        }
-        extra.update(sqlite.unknown(row, MESSAGE_COLUMNS))
-        texts: list[str] = []
-        calls: list[ToolCall] = []
-        results: list[Message] = []
-        for part in parts:
-            self._part(as_dict(part), texts, calls, results, extra, time, result)
-        model, provider = as_str(row.get("model")), as_str(row.get("provider"))
-        if role == "tool":
-            self.messages.extend(results)
-            return
-        if role not in ("user", "assistant", "system"):
-            result.skipped["bad_record"] += 1
-            return
-        fields: dict[str, Any] = {"extra": extra} if extra else {}
-        if role == "assistant" and (model or provider):
-            self.models.append((model, provider))
-            fields.update({k: v for k, v in (("model", model), ("provider", provider)) if v})
-        self.messages.append(
-            Message(
-                role=role,
-                content="\n".join(texts),
-                created_at=time,
-                id=as_str(row.get("id")),
-                tool_calls=calls or None,
-                **fields,
-            )
-        )
-        self.messages.extend(results)  # a tool result in a non-tool row (not seen): kept
-
-    def _part(
-        self,
-        part: dict[str, Any],
-        texts: list[str],
-        calls: list[ToolCall],
-        results: list[Message],
-        extra: dict[str, Any],
-        time: datetime | None,
-        result: ImportResult,
-    ) -> None:
-        kind, data = part.get("type"), as_dict(part.get("data"))
-        if kind == "text":
-            text = data.get("text")
-            if isinstance(text, str) and text:
-                texts.append(text)
-        elif kind == "tool_call":
-            call_id, name = as_str(data.get("id")), as_str(data.get("name"))
-            if call_id and name:
-                self.names[call_id] = name
-            others = {k: v for k, v in data.items() if k not in ("id", "name", "input")}
-            calls.append(
-                ToolCall(
-                    id=call_id,
-                    tool_name=name,
-                    arguments_json=tool_arguments(data.get("input", "")),
-                    **({"extra": others} if others else {}),
-                )
-            )
-        elif kind == "tool_result":
-            call_id = as_str(data.get("tool_call_id"))
-            others = {
-                k: _json(v) if k == "metadata" else v
-                for k, v in data.items()
-                if k not in ("tool_call_id", "name", "content") and v not in (None, "", False)
-            }
-            content = data.get("content")
-            results.append(
-                Message(
-                    role="tool",
-                    content=content if isinstance(content, str) else "",
-                    tool_call_id=call_id,
-                    tool_name=as_str(data.get("name")) or self.names.get(call_id or ""),
-                    created_at=time,
-                    **({"extra": others} if others else {}),
-                )
-            )
-        elif kind == "binary":
-            texts.extend(_attachment(data, extra))
-        elif kind == "reasoning":
-            extra.setdefault("reasoning", []).append(data)
-        elif kind == "finish":
-            extra["finish"] = {
-                k: _iso(go_time(v)) if k == "time" else v
-                for k, v in data.items()
-                if not (k == "time" and not v)
-            }
-        elif isinstance(kind, str):  # image_url and parts of a newer version
-            extra.setdefault("parts", []).append(part)
-        else:
-            result.skipped["bad_record"] += 1
+        """Add the message(s) of one ``messages`` row."""
+        self.rows.add(row, result)
 
     def thread(self, files: list[dict[str, Any]], logs: list[dict[str, Any]]) -> Thread:
         row = self.session
@@ -305,25 +161,25 @@ class _Session:
             if row.get(key):
                 extra[key] = row[key]
         if row.get("summarized_at"):
-            extra["summarized_at"] = _iso(go_time(row["summarized_at"]))
+            extra["summarized_at"] = goparts.iso(goparts.go_time(row["summarized_at"]))
         if row.get("todos"):
-            extra["todos"] = _json(row["todos"])
+            extra["todos"] = goparts.loads(row["todos"])
         extra.update(sqlite.unknown(row, SESSION_COLUMNS))
         if files:
             extra["files"] = [
                 {k: v for k, v in f.items() if k not in ("content", "session_id")}
-                | {"created_at": _iso(go_time(f.get("created_at")))}
-                | {"updated_at": _iso(go_time(f.get("updated_at")))}
+                | {"created_at": goparts.iso(goparts.go_time(f.get("created_at")))}
+                | {"updated_at": goparts.iso(goparts.go_time(f.get("updated_at")))}
                 for f in files
             ]
         if logs:
             extra["logs"] = [{k: v for k, v in log.items() if k != "session_id"} for log in logs]
-        model, provider = self.models[-1] if self.models else (None, None)
+        model, provider = self.rows.models[-1] if self.rows.models else (None, None)
         cwd = str(self.path.parent.parent) if self.path.parent.name == self.flavor.folder else None
-        users = (m.content for m in self.messages if m.role == "user")
+        users = (m.content for m in self.rows.messages if m.role == "user")
         return build_thread(
             session_thread_id(self.flavor.name, session_id),
-            self.messages,
+            self.rows.messages,
             source={
                 "agent": self.flavor.name,
                 "file": self.path.name,
@@ -331,39 +187,14 @@ class _Session:
             },
             title=clip_title(as_str(row.get("title")))
             or next((t for u in users if (t := clip_title(u))), None),
-            created_at=go_time(row.get("created_at")),
-            last_activity_at=go_time(row.get("updated_at")),
+            created_at=goparts.go_time(row.get("created_at")),
+            last_activity_at=goparts.go_time(row.get("updated_at")),
             extra=extra,
             workspace_root=cwd,
             cwd=cwd,
             model=model,
             provider=provider,
         )
-
-
-def _iso(time: datetime | None) -> str | None:
-    return time.isoformat().replace("+00:00", "Z") if time else None
-
-
-def _attachment(data: dict[str, Any], extra: dict[str, Any]) -> list[str]:
-    """A ``binary`` part: a ``text/*`` file's text is returned to be appended to the message
-    (named by its path); its path, type and (for other types) base64 data go to ``extra``."""
-    mime, name, encoded = as_str(data.get("MIMEType")), as_str(data.get("Path")), data.get("Data")
-    kept: dict[str, Any] = {"path": name, "mime_type": mime}
-    try:
-        raw = base64.b64decode(encoded, validate=True) if isinstance(encoded, str) else b""
-    except (binascii.Error, ValueError):
-        raw = b""
-    text = None
-    if mime and mime.startswith("text/"):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-    if text is None:
-        kept["data"] = encoded
-    extra.setdefault("attachments", []).append(kept)
-    return [f"[{name or 'attachment'}]\n{text}"] if text is not None else []
 
 
 def read(path: Path, flavor: Flavor, since: dict[str, Any] | None = None) -> Capture:
@@ -420,7 +251,7 @@ def _read(
         builder = _Session(flavor, path, session)
         for row in messages.get(session["id"], []):
             builder.add(row, result)
-        if builder.messages:
+        if builder.rows.messages:
             result.threads.append(
                 builder.thread(files.get(session["id"], []), logs.get(session["id"], []))
             )
@@ -441,4 +272,4 @@ def unit_of(path: Path, flavor: Flavor) -> Path | None:
     return sqlite.unit_of(path, (flavor.database,))
 
 
-__all__ = ["Capture", "Flavor", "go_time", "has_column", "is_store", "read", "unit_of"]
+__all__ = ["Capture", "Flavor", "has_column", "is_store", "read", "unit_of"]
