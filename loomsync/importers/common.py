@@ -140,6 +140,8 @@ def _unlike_text(path: Path) -> str | None:
         return f"cannot read it: {exc.strerror or type(exc).__name__}"
     if not data.strip():
         return "it is empty"
+    if data.startswith(b"SQLite format 3\x00"):
+        return None  # an agent's database: what it is not is said by the importer's expects
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

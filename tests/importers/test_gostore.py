@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from loomsync.importers import FORMATS, crush, detect_format, opencode_go
+from loomsync.importers import FORMATS, crush, detect_format, goose, opencode_go
+from loomsync.importers.common import refusal
 from tests.importers.corpus import TRANSCRIPTS, assert_extends, dumped
 from tests.importers.sqlitedb import agent, copy_store, listing, pairing, roles
 
@@ -391,3 +392,11 @@ def test_watch_is_told_which_database_a_changed_file_belongs_to(tmp_path: Path) 
     assert crush.unit_of(folder / "crush.log") is None
     assert opencode_go.unit_of(tmp_path / "opencode.db-wal") == tmp_path / "opencode.db"
     assert (crush.IMPORTER.live, opencode_go.IMPORTER.live) == ("sqlite", "sqlite")
+
+
+def test_a_database_of_another_agent_is_refused_by_what_was_expected(tmp_path: Path) -> None:
+    assert refusal(goose.IMPORTER, DBOS) == (
+        f"{DBOS}: not a Goose session database (expected an SQLite database with Goose's"
+        " sessions and messages tables (sessions.db))"
+    )
+    assert refusal(crush.IMPORTER, DBOS) is None
