@@ -7,7 +7,8 @@ whose key ``"0"`` holds **hex-encoded** JSON ``{agentId, name, mode, createdAt (
 lastUsedModel, latestRootBlobId}``, and ``blobs(id (SHA-256 hex), data)``, a content-
 addressed tree: a blob starting with ``{`` is a message in the Vercel AI SDK shape
 ``{role: system|user|assistant|tool, id?, content: text | [text | reasoning | tool-call
-{toolCallId, toolName, args} | tool-result{toolCallId, toolName, result, isError}]}``; any
+{toolCallId, toolName, args | input} | tool-result{toolCallId, toolName, result | output
+{type, value}, isError}]}``; any
 other blob is a protobuf node whose length-delimited fields name child blobs by their raw
 32-byte hash (and may end with embedded JSON). The conversation is the messages met walking
 the tree depth-first from ``latestRootBlobId``, each blob once. Learned from public readers
@@ -169,11 +170,13 @@ def _messages(items: list[tuple[str | None, Any]], result: ImportResult) -> list
                 name = as_str(block.get("toolName")) or as_str(block.get("name"))
                 if call_id and name:
                     names[call_id] = name
-                arguments = block.get("args", block.get("input"))
+                arguments = block.get("args", block.get("input"))  # AI SDK 4 / 5
                 calls.append(ToolCall(id=call_id, tool_name=name, arguments_json=arguments))
             elif kind in ("tool-result", "tool_result"):
                 call_id = as_str(block.get("toolCallId")) or as_str(block.get("tool_use_id"))
-                output = block.get("result", block.get("content"))
+                output = block.get("result", block.get("output", block.get("content")))
+                if isinstance(output, dict) and "value" in output:  # AI SDK 5: {type, value}
+                    output = output["value"]
                 text = blocks_text(output) if isinstance(output, list) else json_text(output)
                 error = block.get("isError") is True or block.get("is_error") is True
                 replies.append(

@@ -163,6 +163,28 @@ def test_a_growing_chat_in_wal_mode_gives_the_new_turn_once(tmp_path: Path) -> N
     later = [
         *MESSAGES,
         {"role": "user", "content": "<user_query>\nand the tests?\n</user_query>"},
+        {
+            "role": "assistant",
+            "id": "1",
+            "content": [
+                {
+                    "type": "tool-call",
+                    "toolCallId": "tc-2",
+                    "toolName": "Glob",
+                    "input": {"p": "*_test*"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "tc-2",
+                    "output": {"type": "text", "value": "none"},
+                }
+            ],
+        },
         {"role": "assistant", "id": "1", "content": [{"type": "text", "text": "None yet."}]},
     ]
 
@@ -173,8 +195,12 @@ def test_a_growing_chat_in_wal_mode_gives_the_new_turn_once(tmp_path: Path) -> N
     assert_extends(before.messages, after.messages)
     assert [m.content for m in after.messages[len(before.messages) :]] == [
         "<user_query>\nand the tests?\n</user_query>",
+        "",
+        "none",
         "None yet.",
     ]
+    assert pairing([after]) == (2, 2, set(), set())
+    assert (after.messages[-3].tool_calls or [])[0].arguments_json == {"p": "*_test*"}
     assert dumped(cursor_agent.parse(path).threads) == dumped([after])
     reader.close()
     writer.close()
