@@ -400,3 +400,33 @@ def test_a_database_of_another_agent_is_refused_by_what_was_expected(tmp_path: P
         " sessions and messages tables (sessions.db))"
     )
     assert refusal(crush.IMPORTER, DBOS) is None
+
+
+def test_a_store_whose_every_row_is_still_in_its_wal_is_recognised_and_read(
+    tmp_path: Path,
+) -> None:
+    """The shape SOURCES.md describes for exabgp's Crush store: a 4 KB main file and all
+    sessions in the -wal (copied while Crush held it open, never checkpointed)."""
+    live = tmp_path / "live" / ".crush" / "crush.db"
+    live.parent.mkdir(parents=True)
+    writer = agent(live)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    with sqlite3.connect(CISCO.as_uri() + "?immutable=1", uri=True) as source:
+        source.backup(writer)
+    copied = tmp_path / "copied" / ".crush"
+    copied.mkdir(parents=True)
+    for name in ("crush.db", "crush.db-wal"):
+        (copied / name).write_bytes((live.parent / name).read_bytes())
+    writer.close()
+    path = copied / "crush.db"
+    assert path.stat().st_size <= 4096 < (copied / "crush.db-wal").stat().st_size
+
+    assert detect_format(path) == "crush"
+    result = crush.parse(path)
+
+    assert roles(result.threads) == {"user": 1, "assistant": 47, "tool": 51}
+    assert (
+        dumped(result.threads)[0]["conversation"]
+        == dumped(crush.parse(CISCO).threads)[0]["conversation"]
+    )
+    assert listing(copied) == ["crush.db", "crush.db-wal"]
