@@ -121,6 +121,8 @@ def _messages(history: list[Any], result: ImportResult) -> tuple[list[Message], 
         extra = rest(item, ("message",))
         extra.update(rest(body, ("role", "content", "toolCalls", "toolCallId", "usage")))
         text = blocks_text(body.get("content"), image="[image]")
+        if role != "tool":
+            _answer_from_states(messages, pending, answered)
         if role == "assistant":
             model = _model(item) or model
             calls = _calls(body.get("toolCalls"))
@@ -149,7 +151,6 @@ def _messages(history: list[Any], result: ImportResult) -> tuple[list[Message], 
                 message("tool", text, tool_call_id=call_id, tool_name=name, extra=extra)
             )
         else:
-            _answer_from_states(messages, pending, answered)
             kind: Role = "user" if role == "user" else "system"
             messages.append(
                 message(kind, text, extra={"role": role, **extra} if kind != role else extra)
