@@ -117,6 +117,8 @@ def test_an_agent_mode_session_pairs_tool_calls_and_counts_usage(tmp_path: Path)
         "assistant",
     ]
     first, result, second, listing = thread.messages[1:5]
+    assert second.tool_calls is not None
+    assert second.tool_calls[0].id == "call_2"
     assert first.tool_calls is not None
     assert (first.tool_calls[0].tool_name, first.tool_calls[0].arguments_json) == (
         "read_file",
