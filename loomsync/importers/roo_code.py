@@ -190,22 +190,12 @@ class _Task:
     def _user(self, content: Any, time: datetime | None, extra: dict[str, Any]) -> None:
         env: list[str] = []
         kept: list[str] = []
+        results: list[dict[str, Any]] = []
         for block in _texts(content):
             body = as_dict(block)
             text = _text_of(block)
             if body.get("type") == "tool_result":
-                call_id = as_str(body.get("tool_use_id"))
-                more = rest(body, ("type", "tool_use_id", "content"))
-                self.messages.append(
-                    message(
-                        "tool",
-                        tool_result_text(body.get("content")),
-                        created_at=time,
-                        tool_call_id=call_id,
-                        tool_name=self.names.get(call_id or "") or None,
-                        extra=more,
-                    )
-                )
+                results.append(body)
             elif text is not None and text.lstrip().startswith(_ENV):
                 env.append(text)
             elif text is not None:
@@ -218,6 +208,20 @@ class _Task:
                 w.group(1) if (w := _WORKSPACE.search(text)) else None
             ) or self.workspace
         own: dict[str, Any] = {**extra, "environment_details": env} if env else extra
+        for index, body in enumerate(results):
+            call_id = as_str(body.get("tool_use_id"))
+            more = rest(body, ("type", "tool_use_id", "content"))
+            last = index == len(results) - 1 and not kept
+            self.messages.append(
+                message(
+                    "tool",
+                    tool_result_text(body.get("content")),
+                    created_at=time,
+                    tool_call_id=call_id,
+                    tool_name=self.names.get(call_id or "") or None,
+                    extra={**own, **more} if last else more,
+                )
+            )
         header = _RESULT.match(kept[0]) if kept else None
         if header:
             name = header.group(1)
@@ -236,10 +240,9 @@ class _Task:
                 )
             )
             kept = kept[split:]
-            if not kept:
-                return
         self.pending = []
-        self.messages.append(message("user", "\n".join(kept), created_at=time, extra=own))
+        if kept or not (results or header):
+            self.messages.append(message("user", "\n".join(kept), created_at=time, extra=own))
 
 
 def _events(ui: list[Any]) -> tuple[list[tuple[int, dict[str, Any]]], list[Any], list[Any]]:
