@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from loomsync.core.document.model import Message, Role, ToolCall
-from loomsync.importers.common import as_dict, as_list, as_str, blocks_text, json_text
+from loomsync.importers.common import (
+    ImportResult,
+    as_dict,
+    as_list,
+    as_str,
+    blocks_text,
+    json_text,
+    read_json,
+)
 
 
 def message(
@@ -43,6 +51,20 @@ def rest(record: dict[str, Any], used: Iterable[str]) -> dict[str, Any]:
     """The members of ``record`` not named in ``used`` (what goes to ``extra``)."""
     taken = set(used)
     return {key: value for key, value in record.items() if key not in taken}
+
+
+def read_session(path: Path, result: ImportResult, key: str, agent: str) -> dict[str, Any] | None:
+    """The JSON object in ``path`` when it holds a list under ``key`` (the session's messages);
+    else None, after :func:`read_json`'s warning for an unreadable or damaged file, or a
+    ``bad_record`` count and ``PATH: not a <agent> session (no <key> list)``."""
+    document = read_json(path, result)
+    if document is None:
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get(key), list):
+        result.skipped["bad_record"] += 1
+        result.warnings.append(f"{path}: not a {agent} session (no {key} list)")
+        return None
+    return document
 
 
 def siblings_unit(path: Path, unit_name: str, names: tuple[str, ...]) -> Path | None:
@@ -184,4 +206,11 @@ class BlockConversation:
         return made
 
 
-__all__ = ["BlockConversation", "message", "rest", "siblings_unit", "tool_result_text"]
+__all__ = [
+    "BlockConversation",
+    "message",
+    "read_session",
+    "rest",
+    "siblings_unit",
+    "tool_result_text",
+]

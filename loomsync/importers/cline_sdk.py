@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from loomsync.importers.blocks import BlockConversation, rest
+from loomsync.importers.blocks import BlockConversation, read_session, rest
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -93,12 +93,8 @@ def parse(path: Path) -> ImportResult:
     else:
         manifest = read_json(manifest_path, result) if manifest_path.is_file() else {}
     manifest = as_dict(manifest)
-    log = read_json(messages_path, result)
+    log = read_session(messages_path, result, "messages", "Cline")
     if log is None:
-        return result
-    if not isinstance(log, dict) or not isinstance(log.get("messages"), list):
-        result.skipped["bad_record"] += 1
-        result.warnings.append(f"{messages_path}: not a Cline session (no messages list)")
         return result
     conversation = BlockConversation()
     model = provider = None

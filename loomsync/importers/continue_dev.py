@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from loomsync.core.document.model import Message, Role, ToolCall
-from loomsync.importers.blocks import message, rest
+from loomsync.importers.blocks import message, read_session, rest
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -192,12 +192,8 @@ def parse(path: Path) -> ImportResult:
     """Read one Continue session file into one thread (id ``T-<sessionId>``). A damaged file
     gives a warning and a skipped count; a damaged history item is skipped and counted."""
     result = ImportResult()
-    document = read_json(path, result)
+    document = read_session(path, result, "history", "Continue")
     if document is None:
-        return result
-    if not isinstance(document, dict) or not isinstance(document.get("history"), list):
-        result.skipped["bad_record"] += 1
-        result.warnings.append(f"{path}: not a Continue session (no history list)")
         return result
     messages, model = _messages(document["history"], result)
     if not messages:
