@@ -250,9 +250,9 @@ def discover(path: Path) -> list[Path]:
 
 
 def unit_of(path: Path) -> Path | None:
-    """A session file is its own unit; the index (``sessions.json``) belongs to no single
-    session (None)."""
-    return None if path.name == INDEX else path
+    """A session file (``<sessionId>.json``) is its own unit; the index (``sessions.json``)
+    and any other file belong to no single session (None)."""
+    return path if path.suffix == ".json" and path.name != INDEX else None
 
 
 def default_paths() -> list[Path]:

@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loomsync.core.document.model import Message, ToolCall
+from loomsync.core.document.model import Message, Thread, ToolCall
 from loomsync.importers.blocks import message, rest
 from loomsync.importers.common import (
     Importer,
@@ -215,7 +215,7 @@ class _Session:
             )
         )
 
-    def thread(self) -> Any:
+    def thread(self) -> Thread | None:
         """The thread, or None when the file holds no message."""
         if not self.messages:
             return None
