@@ -1,6 +1,6 @@
 """Pi coding agent sessions (badlogic/pi-mono, ``pi-coding-agent``):
 ``~/.pi/agent/sessions/--<cwd with / → ->--/<ISO time>_<uuid>.jsonl`` (``$PI_CODING_AGENT_DIR``
-replaces ``~/.pi/agent``), one JSON object per line, appended as the session goes.
+replaces ``~/.pi/agent``, ``$PI_CODING_AGENT_SESSION_DIR`` the sessions folder), one JSON object per line, appended as the session goes.
 
 Line 1 is the header ``{type:"session", id, timestamp, cwd, provider?, modelId?,
 thinkingLevel?, version?, parentSession?}``. Then entries:
@@ -301,7 +301,11 @@ def discover(path: Path) -> list[Path]:
 
 
 def default_paths() -> list[Path]:
-    """``$PI_CODING_AGENT_DIR/sessions``, by default ``~/.pi/agent/sessions`` (Linux, macOS)."""
+    """``$PI_CODING_AGENT_SESSION_DIR`` when set, else ``$PI_CODING_AGENT_DIR/sessions``, by
+    default ``~/.pi/agent/sessions`` (Linux, macOS; Pi's own two variables)."""
+    sessions = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
+    if sessions:
+        return [Path(sessions).expanduser()]
     configured = os.environ.get("PI_CODING_AGENT_DIR")
     root = Path(configured).expanduser() if configured else home() / ".pi" / "agent"
     return [root / "sessions"]

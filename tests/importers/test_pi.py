@@ -260,6 +260,9 @@ def test_default_paths_honour_pi_coding_agent_dir(
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     assert default_paths() == [tmp_path / ".pi" / "agent" / "sessions"]
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "pi"))
     assert default_paths() == [tmp_path / "pi" / "sessions"]
+    monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(tmp_path / "elsewhere"))
+    assert default_paths() == [tmp_path / "elsewhere"]
