@@ -180,7 +180,11 @@ def unit_of(path: Path) -> Path | None:
 
 
 def default_paths() -> list[Path]:
-    """``$CLINE_DIR/data/sessions``, by default ``~/.cline/data/sessions`` (Linux, macOS)."""
+    """``$CLINE_DATA_DIR/sessions`` when set, else ``$CLINE_DIR/data/sessions``, by default
+    ``~/.cline/data/sessions`` (Linux, macOS; Cline's own two variables)."""
+    data = os.environ.get("CLINE_DATA_DIR")
+    if data:
+        return [Path(data).expanduser() / "sessions"]
     configured = os.environ.get("CLINE_DIR")
     root = Path(configured).expanduser() if configured else home() / ".cline"
     return [root / "data" / "sessions"]

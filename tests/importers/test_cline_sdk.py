@@ -148,6 +148,9 @@ def test_damaged_files_are_reported_not_raised(tmp_path: Path) -> None:
 def test_default_paths_honour_cline_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("CLINE_DIR", raising=False)
+    monkeypatch.delenv("CLINE_DATA_DIR", raising=False)
     assert default_paths() == [tmp_path / ".cline" / "data" / "sessions"]
     monkeypatch.setenv("CLINE_DIR", str(tmp_path / "c"))
     assert default_paths() == [tmp_path / "c" / "data" / "sessions"]
+    monkeypatch.setenv("CLINE_DATA_DIR", str(tmp_path / "d"))
+    assert default_paths() == [tmp_path / "d" / "sessions"]
