@@ -59,6 +59,11 @@ FORMAT_NAMES = (
     "swe-agent",
     "openhands",
     "codex-tui",
+    "opencode",
+    "pi",
+    "cline-sdk",
+    "roo-code",
+    "continue",
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]

@@ -207,16 +207,44 @@ def jsonl_records(raw: bytes, result: ImportResult) -> list[dict[str, Any]]:
             result.skipped["invalid_utf8"] += 1
             continue
         try:
-            value = jsontext.loads(text)
+            values = [jsontext.loads(text)]
         except (ValueError, RecursionError):
-            last = index == len(chunks) - 1
-            result.skipped["truncated_line" if last else "invalid_json"] += 1
-            continue
-        if not isinstance(value, dict):
-            result.skipped["not_an_object"] += 1
-            continue
-        records.append(value)
+            values = glued_values(text)
+            if not values:
+                last = index == len(chunks) - 1
+                result.skipped["truncated_line" if last else "invalid_json"] += 1
+                continue
+        for value in values:
+            if isinstance(value, dict):
+                records.append(value)
+            else:
+                result.skipped["not_an_object"] += 1
     return records
+
+
+_GLUED = json.JSONDecoder(
+    parse_int=jsontext.parse_int,
+    parse_float=jsontext.parse_float,
+    parse_constant=jsontext.reject_constant,
+)
+
+
+def glued_values(text: str) -> list[Any]:
+    """The JSON values of a line that holds several written without a newline between them
+    (``{…}{…}``: two appends that raced, as in a real Pi session), or ``[]`` when the line is
+    not a whole number of JSON values (a torn or garbage line stays one damaged line)."""
+    text = text.strip()
+    values: list[Any] = []
+    position, end = 0, len(text)
+    try:
+        while position < end:
+            value, position = _GLUED.raw_decode(text, position)
+            values.append(value)
+            while position < end and text[position] in " \t\r":
+                position += 1
+    except (ValueError, RecursionError):
+        return []
+    return values if len(values) > 1 else []
 
 
 def read_json(path: Path, result: ImportResult) -> Any:
@@ -385,7 +413,7 @@ def session_thread_id(fmt: str, session_id: str) -> ThreadId:
 
 
 #: ``metadata.extra`` keys that name another imported thread; :func:`owned_by` re-keys them.
-LINKS = ("parent_thread_id", "resumed_from")
+LINKS = ("parent_thread_id", "resumed_from", "forked_from")
 
 
 def owned_by(thread: Thread, owner: str | None) -> Thread:
@@ -465,6 +493,7 @@ __all__ = [
     "file_identity",
     "find_files",
     "first_objects",
+    "glued_values",
     "head",
     "home",
     "json_text",

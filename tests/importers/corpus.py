@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from loomsync.core.document.model import Message, Thread
+from loomsync.importers import FORMATS
 
 TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts"
 REFERENCE_THREADS = TRANSCRIPTS.parent / "threads"
@@ -21,8 +22,8 @@ FOLDER_FORMATS: dict[str, str | None] = {
     "openhands-events": "openhands",
     "codex-tui-session-log": "codex-tui",
     # issue 28: each importer that lands sets its folder's format here
-    "cline-sdk": None,
-    "continue": None,
+    "cline-sdk": "cline-sdk",
+    "continue": "continue",
     "copilot-chat-vscode": None,
     "copilot-cli": None,
     "crush": "crush",
@@ -31,10 +32,10 @@ FOLDER_FORMATS: dict[str, str | None] = {
     "goose": "goose",
     "grok-build": None,
     "opencode-go-sqlite": "opencode-go",
-    "opencode-storage": None,
-    "pi": None,
+    "opencode-storage": "opencode",
+    "pi": "pi",
     "qwen-code": None,
-    "roo-code": None,
+    "roo-code": "roo-code",
 }
 
 #: Importers whose agent left no sample file in the corpus: their tests build files from the
@@ -45,14 +46,39 @@ TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"
 TURN_2 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl"
 
 
+def is_sibling(fmt: str | None, path: Path) -> bool:
+    """True for a file that is part of a session but not the one ``parse`` is given (an
+    opencode part, a Roo task's ``ui_messages.json``, Continue's index): its format's
+    ``unit_of`` names another file, or none."""
+    if fmt is None or fmt not in FORMATS or FORMATS[fmt].unit_of is None:
+        return False
+    unit_of = FORMATS[fmt].unit_of
+    return unit_of is not None and unit_of(path) != path
+
+
 def corpus_files() -> list[tuple[str | None, Path]]:
-    """``(expected format, path)`` for every session file of the corpus, sorted."""
+    """``(expected format, path)`` for every session file of the corpus, sorted (the sibling
+    files of a multi-file session are left out: :func:`sibling_files`)."""
     files = [
         (FOLDER_FORMATS[p.relative_to(TRANSCRIPTS).parts[0]], p)
         for p in TRANSCRIPTS.rglob("*")
         if p.is_file() and p.parent != TRANSCRIPTS
     ]
-    return sorted(files, key=lambda item: item[1])
+    return sorted(
+        ((fmt, path) for fmt, path in files if not is_sibling(fmt, path)), key=lambda i: i[1]
+    )
+
+
+def sibling_files(fmt: str) -> list[Path]:
+    """The files of ``fmt``'s corpus folders that belong to a session without being the
+    file ``parse`` is given, sorted."""
+    return sorted(
+        p
+        for folder, name in FOLDER_FORMATS.items()
+        if name == fmt
+        for p in (TRANSCRIPTS / folder).rglob("*")
+        if p.is_file() and is_sibling(fmt, p)
+    )
 
 
 def supported_files() -> list[tuple[str, Path]]:
@@ -66,13 +92,14 @@ def case_id(path: Path) -> str:
 
 
 def dumped(threads: list[Thread]) -> list[dict[str, Any]]:
-    """The JSON form of threads, for comparing whole documents."""
-    return [t.model_dump(mode="json") for t in threads]
+    """The dict form of threads, for comparing whole documents (Python mode: a number kept as
+    written, a JsonNumber, compares by its text and has no JSON-mode form)."""
+    return [t.model_dump() for t in threads]
 
 
 def message_dicts(thread: Thread) -> list[dict[str, Any]]:
-    """The JSON form of a thread's messages."""
-    return [m.model_dump(mode="json") for m in thread.messages]
+    """The dict form of a thread's messages (see :func:`dumped`)."""
+    return [m.model_dump() for m in thread.messages]
 
 
 def assert_extends(old: list[Message], new: list[Message]) -> None:

@@ -254,11 +254,100 @@ def count_cursor_agent(path: Path) -> Counter[str]:
     return Counter(line["role"] for line in _jsonl(path))
 
 
+def count_opencode(path: Path) -> Counter[str]:
+    """A session's message files: user → user, assistant → assistant (a compaction summary
+    → system), plus one tool message per tool part of an assistant message."""
+    counts: Counter[str] = Counter()
+    storage = path.parents[2]
+    for file in (storage / "message" / path.stem).glob("*.json"):
+        info = json.loads(file.read_text(encoding="utf-8"))
+        if info["role"] == "user":
+            counts["user"] += 1
+            continue
+        counts["system" if info.get("summary") is True else "assistant"] += 1
+        for part in (storage / "part" / info["id"]).glob("*.json"):
+            counts["tool"] += json.loads(part.read_text(encoding="utf-8"))["type"] == "tool"
+    return counts
+
+
+def _pi_entries(path: Path) -> list[dict[str, Any]]:
+    """Pi lines, a line holding two entries glued together read as both."""
+    entries: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entries.extend(
+            json.loads(f"[{part}]")[0] for part in re.split(r"(?<=\})(?=\{\"type\")", line)
+        )
+    return entries
+
+
+def count_pi(path: Path) -> Counter[str]:
+    """message entries by role (user and bashExecution → user, toolResult → tool, other
+    roles → system), compaction and branch_summary entries → system."""
+    roles = {
+        "user": "user",
+        "bashExecution": "user",
+        "assistant": "assistant",
+        "toolResult": "tool",
+    }
+    counts: Counter[str] = Counter()
+    for entry in _pi_entries(path):
+        if entry["type"] == "message":
+            counts[roles.get(entry["message"]["role"], "system")] += 1
+        elif entry["type"] in ("compaction", "branch_summary"):
+            counts["system"] += 1
+    return counts
+
+
+def count_continue(path: Path) -> Counter[str]:
+    """History items by message role."""
+    history = json.loads(path.read_text(encoding="utf-8"))["history"]
+    return Counter(item["message"]["role"] for item in history)
+
+
+def count_cline_sdk(path: Path) -> Counter[str]:
+    """Assistant entries → assistant; user entries → one tool message per tool_result block
+    and one user message when any other block is left."""
+    log = json.loads(path.with_name(path.stem + ".messages.json").read_text(encoding="utf-8"))
+    counts: Counter[str] = Counter()
+    for entry in log["messages"]:
+        if entry["role"] == "assistant":
+            counts["assistant"] += 1
+            continue
+        kinds = [block["type"] for block in entry["content"]]
+        counts["tool"] += kinds.count("tool_result")
+        counts["user"] += any(kind != "tool_result" for kind in kinds)
+    return counts
+
+
+def count_roo(path: Path) -> Counter[str]:
+    """Assistant entries → assistant (isSummary → system); a user entry opening with
+    ``[tool …] Result:`` → tool, plus user when new instructions follow; else user."""
+    counts: Counter[str] = Counter()
+    for entry in json.loads(path.read_text(encoding="utf-8")):
+        if entry["role"] == "assistant":
+            counts["system" if entry.get("isSummary") else "assistant"] += 1
+            continue
+        texts = [b["text"] for b in entry["content"] if not b["text"].startswith("<environment")]
+        if re.match(r"\[\w+( for .*)?\] Result:", texts[0]):
+            counts["tool"] += 1
+            counts["user"] += any(
+                t.lstrip().startswith("New instructions for task") for t in texts[1:]
+            )
+        else:
+            counts["user"] += 1
+    return counts
+
+
 COUNTERS: dict[str, Callable[[Path], Counter[str]]] = {
     "crush": count_gostore,
     "opencode-go": count_gostore,
     "goose": count_goose,
     "cursor-agent": count_cursor_agent,
+    "opencode": count_opencode,
+    "pi": count_pi,
+    "continue": count_continue,
+    "cline-sdk": count_cline_sdk,
+    "roo-code": count_roo,
     "codex-tui": count_codex_tui,
     "codex": count_codex,
     "claude-code": count_claude,

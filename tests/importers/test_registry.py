@@ -29,6 +29,11 @@ def test_registry_names_every_format_once() -> None:
         "swe-agent",
         "openhands",
         "codex-tui",
+        "opencode",
+        "pi",
+        "cline-sdk",
+        "roo-code",
+        "continue",
     ]
     assert all(importer.name == name for name, importer in FORMATS.items())
 
