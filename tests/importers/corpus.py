@@ -23,17 +23,17 @@ FOLDER_FORMATS: dict[str, str | None] = {
     # issue 28: each importer that lands sets its folder's format here
     "cline-sdk": None,
     "continue": None,
-    "copilot-chat-vscode": None,
-    "copilot-cli": None,
+    "copilot-chat-vscode": "copilot-chat",
+    "copilot-cli": "copilot-cli",
     "crush": None,
     "cursor-agent": None,
-    "droid": None,
+    "droid": "droid",
     "goose": None,
-    "grok-build": None,
+    "grok-build": "grok-build",
     "opencode-go-sqlite": None,
     "opencode-storage": None,
     "pi": None,
-    "qwen-code": None,
+    "qwen-code": "qwen-code",
     "roo-code": None,
 }
 
@@ -51,9 +51,22 @@ def corpus_files() -> list[tuple[str | None, Path]]:
     return sorted(files, key=lambda item: item[1])
 
 
+def is_unit(fmt: str, path: Path) -> bool:
+    """True when ``path`` is a file its format's ``parse`` is meant for: not a sidecar of a
+    session folder that ``unit_of`` maps to another file (``workspace.yaml`` →
+    ``events.jsonl``)."""
+    from loomsync.importers import FORMATS
+
+    unit_of = FORMATS[fmt].unit_of
+    return unit_of is None or unit_of(path) in (None, path)
+
+
 def supported_files() -> list[tuple[str, Path]]:
-    """``(format, path)`` for the corpus files of a supported format."""
-    return [(fmt, path) for fmt, path in corpus_files() if fmt is not None]
+    """``(format, path)`` for the corpus files of a supported format, sidecars left out
+    (they are read with their session file)."""
+    return [
+        (fmt, path) for fmt, path in corpus_files() if fmt is not None and is_unit(fmt, path)
+    ]
 
 
 def case_id(path: Path) -> str:

@@ -17,10 +17,15 @@ from tests.importers.corpus import TRANSCRIPTS, supported_files
 def test_registry_names_every_format_once() -> None:
     assert list(FORMATS) == [
         "codex",
+        "qwen-code",
         "claude-code",
         "gemini-cli",
         "aider",
+        "copilot-cli",
+        "copilot-chat",
+        "droid",
         "swe-agent",
+        "grok-build",
         "openhands",
         "codex-tui",
     ]
