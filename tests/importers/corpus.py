@@ -64,9 +64,7 @@ def is_unit(fmt: str, path: Path) -> bool:
 def supported_files() -> list[tuple[str, Path]]:
     """``(format, path)`` for the corpus files of a supported format, sidecars left out
     (they are read with their session file)."""
-    return [
-        (fmt, path) for fmt, path in corpus_files() if fmt is not None and is_unit(fmt, path)
-    ]
+    return [(fmt, path) for fmt, path in corpus_files() if fmt is not None and is_unit(fmt, path)]
 
 
 def case_id(path: Path) -> str:
