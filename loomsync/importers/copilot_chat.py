@@ -86,8 +86,10 @@ def _model(request: dict[str, Any]) -> tuple[str | None, str | None]:
 
 def _tree_text(value: Any) -> str:
     """The text of a rendered prompt tree (``{node: {children: [{text, lineBreakBefore}]}}``,
-    VS Code's prompt-tsx serialisation): its text nodes in order, a line break where a node
-    asks for one."""
+    VS Code's prompt-tsx serialisation): its text nodes in order, with a line break before a
+    node marked ``lineBreakBefore`` unless the text already ends with one. The tree's other
+    layout (priorities, element boundaries) is not rendered, so the text can differ in
+    whitespace from what the model was sent."""
     out: list[str] = []
     stack: list[Any] = [value]
     while stack:
@@ -95,7 +97,8 @@ def _tree_text(value: Any) -> str:
         if isinstance(item, dict):
             text = item.get("text")
             if isinstance(text, str):
-                out.append(("\n" if item.get("lineBreakBefore") and out else "") + text)
+                newline = item.get("lineBreakBefore") and out and not out[-1].endswith("\n")
+                out.append(("\n" if newline else "") + text)
             stack.extend(reversed([v for k, v in item.items() if k != "text"]))
         elif isinstance(item, list):
             stack.extend(reversed(item))

@@ -104,6 +104,7 @@ def _messages(records: list[dict[str, Any]], result: ImportResult) -> list[Messa
             messages.append(message("assistant", text.strip(), tool_calls=calls, extra=kept))
         else:
             call_id = as_str(record.get("tool_call_id"))
+            kept.pop("tool_call_id", None)
             messages.append(
                 message(
                     "tool",
