@@ -37,6 +37,10 @@ FOLDER_FORMATS: dict[str, str | None] = {
     "roo-code": None,
 }
 
+#: Formats with no sample file in the corpus: learned from the agents' public sources, tested
+#: on files their tests build (issue 28 item 1, "beyond them").
+WITHOUT_SAMPLES = frozenset({"amp"})
+
 TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"
 TURN_2 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl"
 

@@ -20,6 +20,7 @@ def test_registry_names_every_format_once() -> None:
         "qwen-code",
         "claude-code",
         "gemini-cli",
+        "amp",
         "aider",
         "copilot-cli",
         "copilot-chat",
