@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from loomsync.core.document.model import Message, Role, ToolCall
+from loomsync.core.document.model import Message, Role
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -53,11 +53,10 @@ from loomsync.importers.common import (
     json_text,
     name_thread_id,
     parse_time,
-    read_json,
     session_thread_id,
 )
 from loomsync.importers.copilot_chat import user_folders
-from loomsync.importers.parts import message, without
+from loomsync.importers.parts import message, read_document, tool_uses, without
 from loomsync.importers.usage import usage
 
 NAME = "amp"
@@ -140,14 +139,7 @@ def _messages(items: list[Any], result: ImportResult) -> tuple[list[Message], li
         number = item.get("messageId")
         own_id = f"message-{number}" if isinstance(number, int) else None
         if item["role"] == "assistant":
-            calls = []
-            for block in blocks:
-                if block.get("type") == "tool_use":
-                    call_id, name = as_str(block.get("id")), as_str(block.get("name"))
-                    tools[call_id or ""] = name or ""
-                    calls.append(
-                        ToolCall(id=call_id, tool_name=name, arguments_json=block.get("input"))
-                    )
+            calls = tool_uses(blocks, tools)
             if thinking := [b.get("thinking") for b in blocks if b.get("type") == "thinking"]:
                 kept["thinking"] = thinking
             if model := as_str(raw_usage.get("model")):
@@ -201,12 +193,8 @@ def parse(path: Path) -> ImportResult:
     """Read one thread file into one thread (``T-<uuid>`` of its ``id``). A damaged file
     gives a warning and a skipped count; a damaged message is skipped and counted."""
     result = ImportResult()
-    document = read_json(path, result)
+    document = read_document(path, result, "messages", "an Amp thread")
     if document is None:
-        return result
-    if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
-        result.skipped["bad_record"] += 1
-        result.warnings.append(f"{path}: not an Amp thread (no messages list)")
         return result
     messages, models = _messages(document["messages"], result)
     if not messages:

@@ -50,11 +50,10 @@ from loomsync.importers.common import (
     json_text,
     name_thread_id,
     parse_time,
-    read_json,
     session_thread_id,
     tool_arguments,
 )
-from loomsync.importers.parts import message, read_sidecar, without
+from loomsync.importers.parts import message, read_document, read_sidecar, without
 
 NAME = "copilot-chat"
 _FOLDERS = ("chatSessions", "emptyWindowChatSessions")
@@ -228,12 +227,8 @@ def parse(path: Path) -> ImportResult:
     directly reads its session. A damaged file gives a warning and a skipped count."""
     result = ImportResult()
     path = unit_of(path) or path
-    document = read_json(path, result)
+    document = read_document(path, result, "requests", "a Copilot Chat session")
     if document is None:
-        return result
-    if not isinstance(document, dict) or not isinstance(document.get("requests"), list):
-        result.skipped["bad_record"] += 1
-        result.warnings.append(f"{path}: not a Copilot Chat session (no requests list)")
         return result
     messages, models = _messages(document["requests"], result)
     if not messages:

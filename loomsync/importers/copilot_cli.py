@@ -52,10 +52,9 @@ from loomsync.importers.common import (
     json_text,
     name_thread_id,
     parse_time,
-    read_jsonl,
     session_thread_id,
 )
-from loomsync.importers.parts import message, read_sidecar, without
+from loomsync.importers.parts import message, parse_jsonl, read_sidecar, without
 from loomsync.importers.usage import usage
 
 NAME = "copilot-cli"
@@ -198,12 +197,7 @@ def parse(path: Path) -> ImportResult:
     """Read one session (a flat ``<id>.jsonl``, or a folder's ``events.jsonl`` with its
     sidecars; a sidecar given directly reads its session). Damaged lines are skipped and
     counted; an unreadable file gives a warning and no thread."""
-    result = ImportResult()
-    unit = unit_of(path) or path
-    records = read_jsonl(unit, result)
-    if records is not None:
-        from_records(unit, records, result)
-    return result
+    return parse_jsonl(path, from_records, unit_of)
 
 
 def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loomsync.core.document.model import Message, ToolCall
+from loomsync.core.document.model import Message
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -39,10 +39,9 @@ from loomsync.importers.common import (
     first_objects,
     home,
     parse_time,
-    read_jsonl,
     session_thread_id,
 )
-from loomsync.importers.parts import message, read_sidecar, without
+from loomsync.importers.parts import message, parse_jsonl, read_sidecar, tool_uses, without
 
 NAME = "droid"
 
@@ -62,14 +61,7 @@ def _line_messages(record: dict[str, Any], tools: dict[str, str]) -> list[Messag
         str(b["text"]) for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
     ]
     if role == "assistant":
-        calls = []
-        for block in blocks:
-            if block.get("type") == "tool_use":
-                call_id, name = as_str(block.get("id")), as_str(block.get("name"))
-                tools[call_id or ""] = name or ""
-                calls.append(
-                    ToolCall(id=call_id, tool_name=name, arguments_json=block.get("input"))
-                )
+        calls = tool_uses(blocks, tools)
         thinking = [b.get("thinking") for b in blocks if b.get("type") == "thinking"]
         if thinking:
             kept["thinking"] = thinking
@@ -113,11 +105,7 @@ def _line_messages(record: dict[str, Any], tools: dict[str, str]) -> list[Messag
 def parse(path: Path) -> ImportResult:
     """Read one session into one thread. Damaged lines are skipped and counted; an
     unreadable file gives a warning and no thread."""
-    result = ImportResult()
-    records = read_jsonl(path, result)
-    if records is not None:
-        from_records(path, records, result)
-    return result
+    return parse_jsonl(path, from_records)
 
 
 def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:

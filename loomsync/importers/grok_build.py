@@ -46,11 +46,10 @@ from loomsync.importers.common import (
     first_objects,
     home,
     parse_time,
-    read_jsonl,
     session_thread_id,
     tool_arguments,
 )
-from loomsync.importers.parts import message, read_sidecar, without
+from loomsync.importers.parts import message, parse_jsonl, read_sidecar, without
 
 NAME = "grok-build"
 HISTORY = "chat_history.jsonl"
@@ -120,12 +119,7 @@ def _messages(records: list[dict[str, Any]], result: ImportResult) -> list[Messa
 def parse(path: Path) -> ImportResult:
     """Read one session folder's ``chat_history.jsonl`` (a sidecar given directly reads its
     session) into one thread. Damaged lines are skipped and counted."""
-    result = ImportResult()
-    unit = unit_of(path) or path
-    records = read_jsonl(unit, result)
-    if records is not None:
-        from_records(unit, records, result)
-    return result
+    return parse_jsonl(path, from_records, unit_of)
 
 
 def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:

@@ -8,12 +8,16 @@ same documents.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from loomsync.core.document import jsontext
 from loomsync.core.document.model import Message, Role, ToolCall
+from loomsync.importers.common import ImportResult, as_str, read_json, read_jsonl
+
+FromRecords = Callable[[Path, list[dict[str, Any]], ImportResult], None]
 
 
 def message(
@@ -62,4 +66,44 @@ def read_sidecar(path: Path) -> Any:
         return None
 
 
-__all__ = ["message", "read_sidecar", "without"]
+def parse_jsonl(
+    path: Path, from_records: FromRecords, unit_of: Callable[[Path], Path | None] | None = None
+) -> ImportResult:
+    """``parse`` of a JSON Lines format: read ``path`` (or the session file ``unit_of`` names
+    for it) with :func:`~loomsync.importers.common.read_jsonl` and hand its records to
+    ``from_records``; damaged lines are counted, an unreadable file is a warning."""
+    result = ImportResult()
+    unit = (unit_of(path) if unit_of else None) or path
+    records = read_jsonl(unit, result)
+    if records is not None:
+        from_records(unit, records, result)
+    return result
+
+
+def read_document(path: Path, result: ImportResult, key: str, kind: str) -> dict[str, Any] | None:
+    """The JSON object in ``path`` when it holds a list under ``key``; else None, with a
+    warning (``not <kind> (no <key> list)``) and a ``bad_record`` count for a JSON value of
+    another shape (a file that is no JSON is counted by ``read_json``)."""
+    document = read_json(path, result)
+    if document is None:
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get(key), list):
+        result.skipped["bad_record"] += 1
+        result.warnings.append(f"{path}: not {kind} (no {key} list)")
+        return None
+    return document
+
+
+def tool_uses(blocks: list[dict[str, Any]], names: dict[str, str]) -> list[ToolCall]:
+    """The Anthropic-style ``tool_use{id, name, input}`` blocks as tool calls; each call's
+    name is remembered in ``names`` by id, for the tool result that answers it."""
+    calls: list[ToolCall] = []
+    for block in blocks:
+        if block.get("type") == "tool_use":
+            call_id, name = as_str(block.get("id")), as_str(block.get("name"))
+            names[call_id or ""] = name or ""
+            calls.append(ToolCall(id=call_id, tool_name=name, arguments_json=block.get("input")))
+    return calls
+
+
+__all__ = ["message", "parse_jsonl", "read_document", "read_sidecar", "tool_uses", "without"]

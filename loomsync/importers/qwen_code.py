@@ -41,10 +41,9 @@ from loomsync.importers.common import (
     home,
     json_text,
     parse_time,
-    read_jsonl,
     session_thread_id,
 )
-from loomsync.importers.parts import message, without
+from loomsync.importers.parts import message, parse_jsonl, without
 from loomsync.importers.usage import usage
 
 NAME = "qwen-code"
@@ -151,11 +150,7 @@ def _messages(
 def parse(path: Path) -> ImportResult:
     """Read one chat recording into one thread. Damaged lines are skipped and counted; an
     unreadable file gives a warning and no thread."""
-    result = ImportResult()
-    records = read_jsonl(path, result)
-    if records is not None:
-        from_records(path, records, result)
-    return result
+    return parse_jsonl(path, from_records)
 
 
 def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:
