@@ -12,8 +12,11 @@ order:
   ``agentMode`` kept under the message's ``extra``), with ``extra.git`` = the commit and
   branch of its rewind snapshot;
 - ``assistant.message`` → an assistant message whose ``toolRequests`` are its tool calls;
-  ``outputTokens`` is its usage (the only count these versions record), with the model of
-  the last ``session.model_change``;
+  ``outputTokens`` is its usage (the only count 1.0.10 records), with the model of the last
+  ``session.model_change``; an ``assistant.usage`` event (``inputTokens``, ``outputTokens``,
+  ``cacheReadTokens``, ``cacheWriteTokens``, ``model``: the Copilot SDK's event, not in the
+  sample files, so tested on lines built from the SDK's documented shape) completes the
+  usage of the turn's last assistant message that has no input count;
 - ``tool.execution_complete`` → a tool message (``result.content``, or the error), paired by
   ``toolCallId``;
 - ``session.error`` / ``session.warning`` → system messages;
@@ -185,7 +188,33 @@ class _Reader:
                 self.start = data
             elif kind == "tool.execution_start" and (call := as_str(data.get("toolCallId"))):
                 self.tools.setdefault(call, as_str(data.get("toolName")) or "")
+            elif kind == "assistant.usage":
+                self._usage(data)
             self.events.append(record)
+
+    def _usage(self, data: dict[str, Any]) -> None:
+        """An ``assistant.usage`` event (one model call: ``inputTokens`` without the cache,
+        ``outputTokens``, ``cacheReadTokens``, ``cacheWriteTokens``, ``model``) completes the
+        usage of the last assistant message of the turn that has no input count yet."""
+        model = as_str(data.get("model")) or self.model
+        self.model = model
+        for index in range(len(self.messages) - 1, -1, -1):
+            earlier = self.messages[index]
+            if earlier.role == "user":
+                return
+            own = getattr(earlier, "usage", None) or {}
+            if earlier.role == "assistant" and "input_tokens" not in own:
+                merged = usage(
+                    input_tokens=data.get("inputTokens"),
+                    output_tokens=data.get("outputTokens", own.get("output_tokens")),
+                    cache_read_tokens=data.get("cacheReadTokens"),
+                    cache_write_tokens=data.get("cacheWriteTokens"),
+                    model=model,
+                    provider="github-copilot",
+                )
+                if merged:
+                    self.messages[index] = earlier.model_copy(update={"usage": merged})
+                return
 
 
 def session_folder(path: Path) -> Path | None:

@@ -286,3 +286,41 @@ def test_a_result_collects_nothing_from_a_copilot_file_of_another_agent() -> Non
         )
         is False
     )
+
+
+def test_copilot_cli_assistant_usage_events_complete_the_turns_usage(tmp_path: Path) -> None:
+    # assistant.usage is the Copilot SDK's per-call event (not in the sample files): its shape
+    # is the SDK's documented one
+    lines = _events(CLI / "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl")
+    first_answer = next(i for i, e in enumerate(lines) if e["type"] == "assistant.message")
+    usage_event = {
+        "type": "assistant.usage",
+        "data": {
+            "model": "gpt-5-mini",
+            "inputTokens": 900,
+            "outputTokens": 12,
+            "cacheReadTokens": 4000,
+            "cacheWriteTokens": 0,
+        },
+        "id": "usage-1",
+        "timestamp": "2025-11-07T00:53:50.800Z",
+        "parentId": lines[first_answer]["id"],
+    }
+    lines.insert(first_answer + 1, usage_event)
+    path = tmp_path / "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    [thread] = FORMATS["copilot-cli"].parse(path).threads
+    answers = [m for m in thread.messages if m.role == "assistant"]
+
+    assert answers[0].usage == {
+        "input_tokens": 900,
+        "output_tokens": 12,
+        "cache_read_tokens": 4000,
+        "cache_write_tokens": 0,
+        "model": "gpt-5-mini",
+        "provider": "github-copilot",
+    }
+    assert getattr(answers[1], "usage", None) is None  # its turn had no usage event
+    assert thread.model == "gpt-5-mini"
+    assert usage_event in thread.metadata.extra["events"]
