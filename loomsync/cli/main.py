@@ -47,10 +47,16 @@ errors = TerminalConsole(stderr=True, soft_wrap=True)
 #: tens of milliseconds every command would pay (tests/client/test_startup.py checks they agree).
 FORMAT_NAMES = (
     "codex",
+    "qwen-code",
     "claude-code",
     "gemini-cli",
+    "amp",
     "aider",
+    "copilot-cli",
+    "copilot-chat",
+    "droid",
     "swe-agent",
+    "grok-build",
     "openhands",
     "codex-tui",
 )
