@@ -24,8 +24,10 @@ lastMessageDate, customTitle?, requests: [...]}``. Each request becomes, in orde
 
 These versions record no token counts. The edit state (``chatEditingSessions``) is kept in
 ``metadata.extra.editing_state``. Learned from the real files in
-``../shared/data/transcripts/copilot-chat-vscode``; the ``.jsonl`` mutation log newer VS Code
-builds write is not read (no sample file).
+``../shared/data/transcripts/copilot-chat-vscode``. Newer VS Code builds append to
+``chatSessions/<id>.jsonl`` instead: a mutation log replayed by
+:mod:`loomsync.importers.vscode_log` into the same object (no sample file: its rule is VS
+Code's own source, and the tests build logs from the real ``.json`` sessions).
 """
 
 from __future__ import annotations
@@ -50,10 +52,12 @@ from loomsync.importers.common import (
     json_text,
     name_thread_id,
     parse_time,
+    read_jsonl,
     session_thread_id,
     tool_arguments,
 )
 from loomsync.importers.parts import message, read_document, read_sidecar, without
+from loomsync.importers.vscode_log import looks_like_a_log, replay
 
 NAME = "copilot-chat"
 _FOLDERS = ("chatSessions", "emptyWindowChatSessions")
@@ -222,12 +226,27 @@ def _editing_state(path: Path, session_id: str) -> Any:
     return None
 
 
+def _load(path: Path, result: ImportResult) -> dict[str, Any] | None:
+    """The session object of a ``.json`` file, or of a ``.jsonl`` mutation log replayed
+    (:mod:`loomsync.importers.vscode_log`); None (with a warning) when it is neither."""
+    if path.suffix != ".jsonl":
+        return read_document(path, result, "requests", "a Copilot Chat session")
+    entries = read_jsonl(path, result)
+    if entries is None:
+        return None
+    document = replay(entries, result)
+    if not isinstance(document, dict) or not isinstance(document.get("requests"), list):
+        result.warnings.append(f"{path}: not a Copilot Chat session log (no requests list)")
+        return None
+    return document
+
+
 def parse(path: Path) -> ImportResult:
     """Read one chat session file into one thread (``T-<sessionId>``); the edit state given
     directly reads its session. A damaged file gives a warning and a skipped count."""
     result = ImportResult()
     path = unit_of(path) or path
-    document = read_document(path, result, "requests", "a Copilot Chat session")
+    document = _load(path, result)
     if document is None:
         return result
     messages, models = _messages(document["requests"], result)
@@ -271,30 +290,29 @@ def unit_of(path: Path) -> Path | None:
     ``emptyWindowChatSessions/*.json``; for ``chatEditingSessions/<id>/state.json`` the
     session it belongs to (in the same workspace folder, else the user folder's empty-window
     sessions); None for any other file."""
-    if path.parent.name in _FOLDERS and path.suffix == ".json":
+    if path.parent.name in _FOLDERS and path.suffix in (".json", ".jsonl"):
         return path
     if path.name == "state.json" and path.parent.parent.name == "chatEditingSessions":
         session_id = path.parent.name
         workspace = path.parent.parent.parent
-        for candidate in (
-            workspace / "chatSessions" / f"{session_id}.json",
-            workspace.parent.parent
-            / "globalStorage"
-            / "emptyWindowChatSessions"
-            / f"{session_id}.json",
-        ):
-            if candidate.is_file():
-                return candidate
+        empty = workspace.parent.parent / "globalStorage" / "emptyWindowChatSessions"
+        for folder in (workspace / "chatSessions", empty):
+            for suffix in (".json", ".jsonl"):
+                if (candidate := folder / f"{session_id}{suffix}").is_file():
+                    return candidate
     return None
 
 
 def detect(path: Path) -> bool:
     """A ``.json`` file that starts like a VS Code chat session (``requests`` and
-    ``requesterUsername``/``responderUsername``), or the edit state of one."""
+    ``requesterUsername``/``responderUsername``), a ``.jsonl`` mutation log whose initial
+    object is one, or the edit state of either."""
     unit = unit_of(path) if path.name == "state.json" else path
-    if unit is None or unit.suffix != ".json":
+    if unit is None or unit.suffix not in (".json", ".jsonl"):
         return False
     data = head(unit)
+    if unit.suffix == ".jsonl":
+        return looks_like_a_log(data)
     return (
         data.lstrip().startswith(b"{")
         and b'"requests"' in data
@@ -306,7 +324,7 @@ def discover(path: Path) -> list[Path]:
     """Chat session files under ``path`` (edit states are read with their session)."""
     if path.is_file():
         return [unit_of(path) or path]
-    return find_files(path, ["*.json"], lambda p: p == unit_of(p) and detect(p))
+    return find_files(path, ["*.json", "*.jsonl"], lambda p: p == unit_of(p) and detect(p))
 
 
 def user_folders() -> list[Path]:
@@ -342,7 +360,7 @@ IMPORTER = Importer(
     what="chat session",
     expects="expected a VS Code chat session: a JSON object with requests and requesterUsername",
     order=45,
-    suffixes=(".json",),
+    suffixes=(".json", ".jsonl"),
     unit_of=unit_of,
     live="rewrite",
     watch_by_default=True,

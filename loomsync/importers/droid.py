@@ -161,25 +161,17 @@ def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult
 
 
 def detect(path: Path) -> bool:
-    """A ``.jsonl`` file that opens with Droid's ``session_start`` line, or whose first
-    lines are Droid ``message`` lines (``id``, ``parentId``, ``message.role``)."""
+    """A ``.jsonl`` file that opens with Droid's ``session_start`` line (``id`` and a
+    ``sessionTitle``, ``title``, ``owner`` or ``cwd``). Message lines alone are not enough:
+    Pi's v3 sessions write ``{type: "message", id, parentId, message}`` lines too."""
     if path.suffix != ".jsonl":
         return False
-    for record in first_objects(path):
-        if (
-            record.get("type") == "session_start"
-            and "id" in record
-            and ("sessionTitle" in record or "owner" in record or "cwd" in record)
-        ):
-            return True
-        if (
-            record.get("type") == "message"
-            and "parentId" in record
-            and "role" in as_dict(record.get("message"))
-            and "sessionId" not in record
-        ):
-            return True
-    return False
+    records = first_objects(path, 1)
+    return bool(records) and (
+        records[0].get("type") == "session_start"
+        and "id" in records[0]
+        and any(k in records[0] for k in ("sessionTitle", "title", "owner", "cwd"))
+    )
 
 
 def discover(path: Path) -> list[Path]:

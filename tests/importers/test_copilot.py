@@ -324,3 +324,62 @@ def test_copilot_cli_assistant_usage_events_complete_the_turns_usage(tmp_path: P
     assert getattr(answers[1], "usage", None) is None  # its turn had no usage event
     assert thread.model == "gpt-5-mini"
     assert usage_event in thread.metadata.extra["events"]
+
+
+def _log_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The mutation log newer VS Code builds append for ``document`` (VS Code's
+    ObjectMutationLog entries): the session with its first request, then each later request
+    pushed, a result set on the first one, the title set last."""
+    requests = document["requests"]
+    first = {**requests[0], "result": {}}
+    initial = {**{k: v for k, v in document.items() if k != "customTitle"}, "requests": [first]}
+    entries: list[dict[str, Any]] = [{"kind": 0, "v": initial}]
+    entries.append({"kind": 1, "k": ["requests", 0, "result"], "v": requests[0]["result"]})
+    entries += [{"kind": 2, "k": ["requests"], "v": [r]} for r in requests[1:]]
+    entries.append({"kind": 1, "k": ["customTitle"], "v": document["customTitle"]})
+    return entries
+
+
+def test_copilot_chat_mutation_log_replays_to_the_same_session(tmp_path: Path) -> None:
+    document = json.loads(AGENT_MODE.read_text("utf-8"))
+    folder = tmp_path / "workspaceStorage" / "abc" / "chatSessions"
+    folder.mkdir(parents=True)
+    log = folder / f"{document['sessionId']}.jsonl"
+    entries = _log_of(document)
+    # a request still running (its result not set yet) shows what its response parts hold
+    log.write_text(json.dumps(entries[0]) + "\n")
+    [running] = FORMATS["copilot-chat"].parse(log).threads
+    assert [m.role for m in running.messages][:2] == ["user", "assistant"]
+    seen: list[Any] = []
+    for count in range(2, len(entries) + 1):  # VS Code appends entries as the chat goes on
+        log.write_text("".join(json.dumps(e) + "\n" for e in entries[:count]))
+        assert detect_format(log) == "copilot-chat"
+        [thread] = FORMATS["copilot-chat"].parse(log).threads
+        assert_extends(seen, thread.messages)
+        seen = thread.messages
+    [original] = FORMATS["copilot-chat"].parse(AGENT_MODE).threads
+    [replayed] = FORMATS["copilot-chat"].parse(log).threads
+
+    assert message_dicts(replayed) == message_dicts(original)
+    assert replayed.metadata.title == original.metadata.title
+    assert FORMATS["copilot-chat"].discover(tmp_path) == [log]
+
+
+def test_copilot_chat_mutation_log_cut_and_deleted_entries(tmp_path: Path) -> None:
+    document = json.loads(AGENT_MODE.read_text("utf-8"))
+    entries = _log_of(document)
+    entries.append({"kind": 2, "k": ["requests"], "i": 1})  # the chat was cut after request 1
+    entries.append({"kind": 3, "k": ["customTitle"]})
+    entries.append({"kind": 1, "k": ["requests", 7, "result"], "v": {}})  # no such request
+    log = tmp_path / "chatSessions" / "s.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries) + '{"kind": 1, "k": [')
+
+    result = FORMATS["copilot-chat"].parse(log)
+
+    assert result.skipped == Counter({"bad_record": 1, "truncated_line": 1})
+    [thread] = result.threads
+    assert [m.content for m in thread.messages if m.role == "user"] == [
+        document["requests"][0]["message"]["text"]
+    ]
+    assert thread.metadata.title == "Does this application have a debug option"
