@@ -223,7 +223,8 @@ def discover(path: Path) -> list[Path]:
 
 
 def default_paths() -> list[Path]:
-    """``~/.qwen/projects`` (the same under ``%USERPROFILE%`` on Windows)."""
+    """``~/.qwen/projects`` (the same under ``%USERPROFILE%`` on Windows): Qwen Code's
+    ``Storage.getGlobalQwenDir`` is the home folder's ``.qwen``, with no variable to move it."""
     return [home() / ".qwen" / "projects"]
 
 

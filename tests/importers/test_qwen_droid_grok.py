@@ -101,6 +101,19 @@ def test_droid_fixture_pairs_the_tool_result_and_keeps_the_session_start() -> No
     assert thread.model_dump(mode="json")["created_at"] == "2025-12-26T23:50:00Z"
 
 
+def test_droid_does_not_take_pi_v3_message_lines(tmp_path: Path) -> None:
+    # Pi v3 writes {type: "message", id, parentId, message} lines too, after its own header
+    pi = tmp_path / "2026-01-01T00-00-00_0b9e3f9c.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "0b9e3f9c", "timestamp": "2026-01-01T00:00:00Z"},
+        {"type": "message", "id": "a1", "parentId": None, "message": {"role": "user"}},
+    ]
+    pi.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    assert FORMATS["droid"].detect(pi) is False
+    assert FORMATS["droid"].detect(DROID) is True
+
+
 def test_droid_settings_sidecar_names_the_model(tmp_path: Path) -> None:
     session = tmp_path / "-tmp" / "0b9e3f9c-2d7c-4a55-9b61-3c1f1f6f7e10.jsonl"
     session.parent.mkdir()
