@@ -344,6 +344,10 @@ def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult
 
 
 def _looks_like_a_line(record: dict[str, Any]) -> bool:
+    """A Claude Code line; not a Qwen Code one, whose lines carry the same ``parentUuid`` and
+    ``sessionId`` around a Gemini-style ``message.parts`` or a ``systemPayload``."""
+    if "parts" in as_dict(record.get("message")) or "systemPayload" in record:
+        return False
     return ("parentUuid" in record and "sessionId" in record) or (
         record.get("type") == "summary" and "leafUuid" in record
     )
@@ -358,7 +362,7 @@ def detect(path: Path) -> bool:
     if records:
         return any(_looks_like_a_line(r) for r in records)
     first = head(path).split(b"\n", 1)[0]
-    return b'"parentUuid"' in first and b'"sessionId"' in first
+    return b'"parentUuid"' in first and b'"sessionId"' in first and b'"parts":[' not in first
 
 
 def discover(path: Path) -> list[Path]:

@@ -24,23 +24,27 @@ FOLDER_FORMATS: dict[str, str | None] = {
     # issue 28: each importer that lands sets its folder's format here
     "cline-sdk": "cline-sdk",
     "continue": "continue",
-    "copilot-chat-vscode": None,
-    "copilot-cli": None,
+    "copilot-chat-vscode": "copilot-chat",
+    "copilot-cli": "copilot-cli",
     "crush": "crush",
     "cursor-agent": "cursor-agent",
-    "droid": None,
+    "droid": "droid",
     "goose": "goose",
-    "grok-build": None,
+    "grok-build": "grok-build",
     "opencode-go-sqlite": "opencode-go",
     "opencode-storage": "opencode",
     "pi": "pi",
-    "qwen-code": None,
+    "qwen-code": "qwen-code",
     "roo-code": "roo-code",
 }
 
 #: Importers whose agent left no sample file in the corpus: their tests build files from the
 #: agent's published format (said in each importer's docstring and in docs/agents.md).
 NO_SAMPLE: set[str] = {"cursor", "zed"}
+
+#: Formats with no sample file in the corpus: learned from the agents' public sources, tested
+#: on files their tests build (issue 28 item 1, "beyond them").
+WITHOUT_SAMPLES = frozenset({"amp"})
 
 TURN_1 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-1.jsonl"
 TURN_2 = TRANSCRIPTS / "claude-code" / "e9fb405b-turn-2.jsonl"
@@ -81,9 +85,20 @@ def sibling_files(fmt: str) -> list[Path]:
     )
 
 
+def is_unit(fmt: str, path: Path) -> bool:
+    """True when ``path`` is a file its format's ``parse`` is meant for: not a sidecar of a
+    session folder that ``unit_of`` maps to another file (``workspace.yaml`` →
+    ``events.jsonl``)."""
+    from loomsync.importers import FORMATS
+
+    unit_of = FORMATS[fmt].unit_of
+    return unit_of is None or unit_of(path) in (None, path)
+
+
 def supported_files() -> list[tuple[str, Path]]:
-    """``(format, path)`` for the corpus files of a supported format."""
-    return [(fmt, path) for fmt, path in corpus_files() if fmt is not None]
+    """``(format, path)`` for the corpus files of a supported format, sidecars left out
+    (they are read with their session file)."""
+    return [(fmt, path) for fmt, path in corpus_files() if fmt is not None and is_unit(fmt, path)]
 
 
 def case_id(path: Path) -> str:

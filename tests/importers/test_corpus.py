@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 
 from loomsync.importers import FORMATS, detect_format
-from tests.importers.corpus import NO_SAMPLE, case_id, corpus_files, supported_files
+from tests.importers.corpus import (
+    NO_SAMPLE,
+    WITHOUT_SAMPLES,
+    case_id,
+    corpus_files,
+    supported_files,
+)
 
 CODEX_PREAMBLES = (
     "# AGENTS.md instructions",
@@ -338,6 +344,82 @@ def count_roo(path: Path) -> Counter[str]:
     return counts
 
 
+def count_copilot_cli(path: Path) -> Counter[str]:
+    """user.message → user, assistant.message → assistant, tool.execution_complete → tool,
+    session.error / session.warning → system."""
+    roles = {
+        "user.message": "user",
+        "assistant.message": "assistant",
+        "tool.execution_complete": "tool",
+        "session.error": "system",
+        "session.warning": "system",
+    }
+    return Counter(roles[line["type"]] for line in _jsonl(path) if line["type"] in roles)
+
+
+def count_copilot_chat(path: Path) -> Counter[str]:
+    """Per request: a user message; one assistant message per tool-call round and a tool
+    message per call in it, or (no rounds) one assistant message plus a tool message per
+    toolInvocationSerialized part."""
+    counts: Counter[str] = Counter()
+    for request in json.loads(path.read_text(encoding="utf-8"))["requests"]:
+        counts["user"] += 1
+        rounds = request.get("result", {}).get("metadata", {}).get("toolCallRounds")
+        if rounds:
+            counts["assistant"] += len(rounds)
+            counts["tool"] += sum(len(r["toolCalls"]) for r in rounds)
+        else:
+            parts = request["response"]
+            tools = sum(p.get("kind") == "toolInvocationSerialized" for p in parts)
+            text = "".join(p["value"] for p in parts if "kind" not in p and "value" in p)
+            counts["assistant"] += bool(text.strip() or tools)
+            counts["tool"] += tools
+    return counts
+
+
+def count_qwen(path: Path) -> Counter[str]:
+    """user → user, assistant → assistant, one tool message per functionResponse part."""
+    counts: Counter[str] = Counter()
+    for line in _jsonl(path):
+        if line["type"] in ("user", "assistant"):
+            counts[line["type"]] += 1
+        elif line["type"] == "tool_result":
+            counts["tool"] += sum("functionResponse" in p for p in line["message"]["parts"])
+    return counts
+
+
+def count_droid(path: Path) -> Counter[str]:
+    """Message lines: assistant → assistant; a user line → a tool message per tool_result
+    block and a user message when it has text."""
+    counts: Counter[str] = Counter()
+    for line in _jsonl(path):
+        if line["type"] != "message":
+            continue
+        blocks = line["message"]["content"]
+        if line["message"]["role"] == "assistant":
+            counts["assistant"] += 1
+            continue
+        counts["tool"] += sum(b["type"] == "tool_result" for b in blocks)
+        if any(b["type"] == "text" for b in blocks):
+            counts["user"] += 1
+    return counts
+
+
+def count_grok(path: Path) -> Counter[str]:
+    """system and injected project instructions → system, user → user, assistant and
+    backend tool calls → assistant, tool_result → tool; reasoning is no message."""
+    counts: Counter[str] = Counter()
+    for line in _jsonl(path):
+        kind = line["type"]
+        if kind == "system" or line.get("synthetic_reason") == "project_instructions":
+            counts["system"] += 1
+        elif kind in ("assistant", "backend_tool_call"):
+            counts["assistant"] += 1
+        elif kind in ("user", "tool_result"):
+            counts["user" if kind == "user" else "tool"] += 1
+    return counts
+
+
 COUNTERS: dict[str, Callable[[Path], Counter[str]]] = {
     "crush": count_gostore,
     "opencode-go": count_gostore,
@@ -355,14 +437,19 @@ COUNTERS: dict[str, Callable[[Path], Counter[str]]] = {
     "aider": count_aider,
     "swe-agent": count_swe_agent,
     "openhands": count_openhands,
+    "copilot-cli": count_copilot_cli,
+    "copilot-chat": count_copilot_chat,
+    "qwen-code": count_qwen,
+    "droid": count_droid,
+    "grok-build": count_grok,
 }
 
 SUPPORTED = supported_files()
 
 
 def test_every_format_has_real_files_in_the_corpus() -> None:
-    assert {fmt for fmt, _ in SUPPORTED} == set(FORMATS) - NO_SAMPLE
-    assert NO_SAMPLE <= set(FORMATS)
+    assert {fmt for fmt, _ in SUPPORTED} == set(FORMATS) - NO_SAMPLE - WITHOUT_SAMPLES
+    assert NO_SAMPLE | WITHOUT_SAMPLES <= set(FORMATS)
 
 
 @pytest.mark.parametrize(("expected", "path"), corpus_files(), ids=lambda v: getattr(v, "name", v))

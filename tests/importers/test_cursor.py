@@ -192,7 +192,7 @@ def test_composers_become_threads_with_calls_results_usage_and_lineage(state: Pa
     assert main.metadata.extra["status"] == "completed"
     assert threads[f"T-{CHILD}"].metadata.extra["parent_thread_id"] == f"T-{MAIN}"
     assert roles([threads[f"T-{LEGACY}"]]) == {"user": 1, "assistant": 1}
-    assert "eyJ.secret.token" not in json.dumps(dumped(result.threads))
+    assert "eyJ.secret.token" not in json.dumps(dumped(result.threads), default=str)
 
 
 def test_detection_and_no_side_file(state: Path, tmp_path: Path) -> None:
