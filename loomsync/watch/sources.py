@@ -63,7 +63,9 @@ def sources(config: WatchConfig, home: Path | None = None) -> list[Source]:
     home = home or Path.home()
     found: dict[Path, Source] = {}
     for name, importer in FORMATS.items():
-        configured: list[str] | None = getattr(config, name.replace("-", "_"))
+        # an importer without a [watch] key of its own (issue 28 adds them through the
+        # registry) is watched only through ``folders`` until config.toml names it
+        configured: list[str] | None = getattr(config, name.replace("-", "_"), None)
         if configured is None:
             roots = importer.default_paths() if name in WATCHED_BY_DEFAULT else []
         else:
