@@ -63,7 +63,8 @@ def sources(config: WatchConfig, home: Path | None = None) -> list[Source]:
     home = home or Path.home()
     found: dict[Path, Source] = {}
     for name, importer in FORMATS.items():
-        configured: list[str] | None = getattr(config, name.replace("-", "_"))
+        # a format with no [watch] key of its own (a newer or third-party importer) is unset
+        configured: list[str] | None = getattr(config, name.replace("-", "_"), None)
         if configured is None:
             roots = importer.default_paths() if name in WATCHED_BY_DEFAULT else []
         else:
