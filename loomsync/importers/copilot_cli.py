@@ -232,6 +232,8 @@ def parse(path: Path) -> ImportResult:
 def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:
     """:func:`parse` of the records of ``path`` already read (``loomsync watch`` reads a
     growing ``events.jsonl`` from an offset); the sidecars are read again each time."""
+    if unit_of(path) not in (None, path):
+        return  # a sidecar: it is read with its session file, never as lines of its own
     folder = session_folder(path)
     workspace = _workspace(folder) if folder else {}
     reader = _Reader(_snapshots(folder) if folder else {})

@@ -125,6 +125,8 @@ def parse(path: Path) -> ImportResult:
 def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult) -> None:
     """:func:`parse` of the records of ``path`` already read (``loomsync watch`` reads the
     growing history from an offset); ``summary.json`` and ``signals.json`` are read again."""
+    if unit_of(path) not in (None, path):
+        return  # a sidecar: it is read with its session file, never as lines of its own
     messages = _messages(records, result)
     if not messages:
         result.warnings.append(f"{path}: no Grok Build conversation in this file")

@@ -63,8 +63,7 @@ def sources(config: WatchConfig, home: Path | None = None) -> list[Source]:
     home = home or Path.home()
     found: dict[Path, Source] = {}
     for name, importer in FORMATS.items():
-        # an importer without a [watch] key of its own (issue 28 adds them through the
-        # registry) is watched only through ``folders`` until config.toml names it
+        # a format with no [watch] key of its own (a newer or third-party importer) is unset
         configured: list[str] | None = getattr(config, name.replace("-", "_"), None)
         if configured is None:
             roots = importer.default_paths() if name in WATCHED_BY_DEFAULT else []
