@@ -117,3 +117,45 @@ def test_the_access_log_never_holds_a_secret(logging_server: Server, settings: S
         "/s/{secret}",
         "/s/{secret}/messages",
     ]
+
+
+def _encoded(text: str) -> str:
+    """Every character of ``text`` percent-encoded (``abc`` → ``%61%62%63``)."""
+    return "".join(f"%{byte:02X}" for byte in text.encode())
+
+
+def test_a_secret_is_masked_in_the_log_however_the_path_is_encoded(
+    logging_server: Server, settings: Settings
+) -> None:
+    """Issue 27 item 8: the router matches the decoded path, so each of these opens the link;
+    the log masks the secret from the decoded route, not from the raw path's spelling."""
+    owner = _owner(settings)
+    with httpx.Client(base_url=logging_server.base_url, timeout=30) as client:
+        thread_id = _thread(client, owner)
+        made = client.post(f"/api/threads/{thread_id}/share-links", headers=owner)
+        secret = secret_of(made.json()["url"])
+        marker = f"log-{uuid.uuid4().hex}"
+        paths = {
+            f"/%73/{secret}": "/s/{secret}",
+            f"/api/%73hared/{secret}": "/api/shared/{secret}",
+            f"/%61pi%2Fshared/{secret}": "/api/shared/{secret}",
+            f"/s/{_encoded(secret[:1])}{secret[1:]}": "/s/{secret}",
+            f"/s/{_encoded(secret)}": "/s/{secret}",
+            f"/%73/{secret}/%6Dessages": "/s/{secret}/%6Dessages",
+        }
+        for path in paths:
+            served = client.get(path, headers={"X-Request-ID": marker})
+            assert served.status_code == 200, (path, served.status_code)
+            assert served.request.url.raw_path.decode() == path  # sent as written
+
+    def logged() -> list[dict[str, object]] | None:
+        lines = [json.loads(x) for x in logging_server.output().splitlines() if marker in x]
+        return lines if len(lines) == len(paths) else None
+
+    records = poll(logging_server.process, logged, 10)
+    assert records is not None, logging_server.output()[-3000:]
+    output = logging_server.output()
+    assert secret not in output
+    assert _encoded(secret) not in output
+    assert secret[1:] not in output
+    assert [r.get("path") for r in records] == list(paths.values())
