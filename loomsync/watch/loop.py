@@ -165,6 +165,7 @@ def _watch(
                 capture.scan(Source(path, source.format))  # a folder moved in, or made
             elif source.wants(path):
                 capture.changed(path, source)
+        capture.quiet()  # every batch, and every second without one (yield_on_timeout)
         if {each.root for each in watched if each.root.is_dir()} != roots:
             return
 
