@@ -226,7 +226,7 @@ class Capture:
             info = path.lstat()
         except OSError:
             return
-        why = f"named like a {name} session but holds no conversation (read again as it grows)"
+        why = f"a {name} session file that holds no conversation (read again as it grows)"
         self._ignored(path, info, name, why)
 
     def _ignored(self, path: Path, info: os.stat_result, name: str | None, why: str) -> None:

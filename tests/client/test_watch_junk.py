@@ -66,7 +66,7 @@ def test_junk_named_like_a_session_and_short_junk_are_each_said_once(
     for path in (named, short_named, empty_named):
         [line] = watch.lines(str(path))
         assert line == (
-            f"ignored {path}: named like a codex session but holds no conversation "
+            f"ignored {path}: a codex session file that holds no conversation "
             "(read again as it grows)"
         ), watch.text()
     [line] = watch.lines(str(short_json))
