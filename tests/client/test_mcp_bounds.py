@@ -12,7 +12,9 @@ a warning naming it, and the other threads still answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mcp import ClientSession
 
@@ -38,6 +40,18 @@ HOSTILE = (
     "\u202egnp.exe\u202c\u2066iso\u2069"
     "\nforged: yes\x07\x08"
 )
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value (the structured content, as the client decoded it)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
 
 
 def hostile_thread(person: Person, title: str, word: str) -> str:
@@ -67,7 +81,8 @@ def test_every_field_is_printable_and_a_huge_title_is_cut_and_said(person: Perso
             assert not ACTIVE.search(text), ACTIVE.findall(text)
             answer = result.structured_content
             assert answer is not None
-            assert not ACTIVE.search(repr(answer))
+            for value in strings(answer):
+                assert not ACTIVE.search(value), value
             assert "\\x1b]8;;https://evil.example/" in text  # shown, escaped, not acted on
             truncated = answer["truncated"]
             assert truncated is not None
