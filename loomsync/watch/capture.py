@@ -25,7 +25,7 @@ import stat as stat_module
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -236,10 +236,11 @@ class Capture:
         if self.junk.say(key):
             log.info("ignored %s: %s", printable(key), why)
         row = self.rows.get(key)
-        kept = row is not None and name is not None and row.same_file(info)
-        ignored = Offset(key, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
-                         row.offset if row and kept else 0, row.tail if row and kept else "",
-                         name, ignored=True)  # fmt: skip
+        if row is not None and name is not None and row.same_file(info):
+            ignored = replace(row, ignored=True)  # where it was read up to, as it was then
+        else:
+            ignored = Offset(key, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, 0,
+                             "", name, ignored=True)  # fmt: skip
         self.offsets.put(ignored)
         self.rows[key] = ignored
 
