@@ -24,7 +24,7 @@ import textwrap
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes
 
 from starlette.types import Scope
 
@@ -70,9 +70,34 @@ def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
 _TARGET_SAFE = bytes(c for c in range(0x21, 0x7F) if c not in b'"\\').decode()
 
 
-#: Paths whose next segment is a share link's secret (app/sharing: the JSON route and the
-#: viewer's page and fragments): the secret opens a thread, so it is never logged.
+#: Routes whose next segment is a share link's secret (app/sharing: the JSON route and the
+#: viewer's page and fragments): the secret opens a thread, so it is never logged. Matched on
+#: the decoded path, the one the router matches (:func:`masked_target`).
 _SECRET_SEGMENT = re.compile(rb"^(/s/|/api/shared/)[^/]*")
+#: One unit of a raw path that decodes to one byte: a ``%XX`` escape or any other byte.
+_ENCODED_BYTE = re.compile(rb"%[0-9A-Fa-f]{2}|.", re.S)
+
+
+def masked_target(raw: bytes) -> bytes:
+    """``raw`` (a request path as sent, percent-encoded) with a share link's secret replaced
+    by ``{secret}``, however the client encoded it.
+
+    The router matches the percent-decoded path (uvicorn decodes it for ``scope["path"]``), so
+    ``/%73/<secret>`` and ``/s/%41<rest>`` serve a share link as ``/s/<secret>`` does; the
+    secret route is looked for in the decoded path, and everything up to the end of its secret
+    segment is written as the route's decoded prefix and ``{secret}``. The rest of the path
+    (``/messages``, ``/m/3/body``) is kept as sent.
+    """
+    decoded = unquote_to_bytes(raw)
+    found = _SECRET_SEGMENT.match(decoded)
+    if found is None:
+        return raw
+    end = position = 0
+    for unit in _ENCODED_BYTE.finditer(raw):  # each unit is one byte of ``decoded``
+        if end == found.end():
+            break
+        end, position = end + 1, unit.end()
+    return found.group(1) + b"{secret}" + raw[position:]
 
 
 def logged_target(scope: Scope) -> str:
@@ -82,14 +107,14 @@ def logged_target(scope: Scope) -> str:
     ``\\``, percent-encoded (``%0A``, ``%20``, ``%22``). The result never holds a space, a quote
     or a control character, so it cannot pass for the fields logged after it.
 
-    A share link's secret is written ``{secret}`` (``/s/{secret}``, ``/api/shared/{secret}``):
-    only its hash is kept anywhere (issue 13), logs included.
+    A share link's secret is written ``{secret}`` (``/s/{secret}``, ``/api/shared/{secret}``),
+    whatever encoding the path used (:func:`masked_target`): only its hash is kept anywhere
+    (issue 13), logs included.
     """
     raw = scope.get("raw_path")
     if not isinstance(raw, bytes) or not raw:
         raw = str(scope.get("path", "")).encode("utf-8", "surrogateescape")
-    raw = _SECRET_SEGMENT.sub(rb"\1{secret}", raw, count=1)
-    return quote(raw, safe=_TARGET_SAFE)
+    return quote(masked_target(raw), safe=_TARGET_SAFE)
 
 
 def _escaped_value(value: Any) -> Any:

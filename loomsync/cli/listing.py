@@ -42,7 +42,7 @@ from loomsync.errors import BadArgumentError, RefusedError
 from loomsync.store import shortids as ids
 from loomsync.store import shown
 from loomsync.store.summaries import SortKey, sort_key
-from loomsync.store.summary import ArchivedFilter, Scope, ThreadSummary
+from loomsync.store.summary import ArchivedFilter, Scope, ThreadSummary, unencodable_warnings
 from loomsync.sync import dropped
 from loomsync.terminal import printable
 
@@ -172,6 +172,7 @@ def list_threads(
             if console.is_terminal:
                 short = ids.abbreviations((row.id for row in rows), ids.local_ids(local))
             _warn(str(problem) for problem in local.problems)
+    _warn(unencodable_warnings(rows))  # issue 27 item 4: listed, and named
     if as_json:
         out = [r.model_dump(mode="json") | ({"sync": sync[r.id]} if sync else {}) for r in rows]
         render.print_json(console, out)

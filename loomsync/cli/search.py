@@ -38,7 +38,7 @@ from loomsync.cli.main import (
 )
 from loomsync.store import shortids as ids
 from loomsync.store import shown
-from loomsync.store.summary import SearchResults, Syntax
+from loomsync.store.summary import SearchResults, Syntax, unencodable_warnings
 from loomsync.terminal import printable
 
 
@@ -115,6 +115,7 @@ def search(
         results = shown.results(store.local.redaction, results)  # a server may hold them raw
         server_url = store.client.server_url if store.client is not None else None
         short = _short_ids(results, ids.local_ids(store.local)) if console.is_terminal else None
+    _warn(unencodable_warnings(hit.thread for hit in results.hits))  # issue 27 item 4
     if as_json:
         render.print_json(console, results.model_dump(mode="json"))
         if results.token_refused:

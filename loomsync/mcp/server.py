@@ -17,12 +17,19 @@ Every call opens the store as the CLI does (the configuration, login and folders
 closes it. What is returned is redacted with the store's :class:`~loomsync.store.redaction.Redaction`
 as ``loomsync show`` and ``loomsync search`` print it (a server may hold a thread raw). An error of
 the SDK becomes a tool error worded by :func:`loomsync.cli.messages.for_agent`.
+
+Every answer is printable and bounded (issue 27 item 3): ``read_thread`` within its
+``max_chars`` (:mod:`loomsync.mcp.text`); ``search_threads`` and ``list_threads`` with every
+string field made printable and cut to its limit, and the whole answer within
+:data:`~loomsync.mcp.bounds.ANSWER_BUDGET` characters (:mod:`loomsync.mcp.bounds`), their
+``truncated`` note saying what was cut. A thread whose summary had to be changed to be shown
+(a lone surrogate, issue 27 item 4) is listed, and named in ``warnings``.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -34,9 +41,9 @@ from loomsync.core.textsearch.commits import NOTHING_TO_SEARCH, searchable
 from loomsync.core.version import __version__
 from loomsync.errors import LoomsyncError
 from loomsync.http.connect import syncing_store
-from loomsync.mcp import text
+from loomsync.mcp import bounds, text
 from loomsync.store import shortids, shown
-from loomsync.store.summary import SearchHit, ThreadSummary
+from loomsync.store.summary import SearchHit, ThreadSummary, unencodable_warnings
 from loomsync.terminal import printable
 
 if TYPE_CHECKING:
@@ -48,6 +55,13 @@ INSTRUCTIONS = (
     "before; read_thread the hits' messages around their message_index; list_threads shows "
     "the most recent sessions, optionally of one workspace or repository."
 )
+
+
+TRUNCATED = (
+    "What was cut to keep the answer within its budget (fields cut, naming their threads; "
+    "rows left out); None when nothing was."
+)
+WARNINGS = "Threads listed with what could be shown, each named with why (usually empty)."
 
 
 class Hit(BaseModel):
@@ -79,6 +93,8 @@ class SearchAnswer(BaseModel):
         "nothing was searched; None when the server answered."
     )
     hits: list[Hit]
+    truncated: str | None = Field(description=TRUNCATED)
+    warnings: list[str] = Field(description=WARNINGS)
 
 
 class ThreadRow(BaseModel):
@@ -98,6 +114,8 @@ class ThreadList(BaseModel):
 
     threads: list[ThreadRow]
     more: bool = Field(description="True when more threads match than were listed.")
+    truncated: str | None = Field(description=TRUNCATED)
+    warnings: list[str] = Field(description=WARNINGS)
 
 
 Query = Annotated[
@@ -146,19 +164,25 @@ def _iso(row: ThreadSummary) -> str | None:
     return when.isoformat().replace("+00:00", "Z") if when else None
 
 
-def _hit(found: SearchHit) -> Hit:
+def _hit(found: SearchHit, cuts: bounds.Cuts) -> Hit:
     row = found.thread
+    tid = cuts.field("thread_id", row.id) or ""
     return Hit(
-        thread_id=row.id,
-        title=printable(row.title or "(untitled)"),
+        thread_id=tid,
+        title=cuts.field("title", row.title or "(untitled)", tid) or "",
         message_index=found.message_index,
         score=round(found.score, 4),
-        snippet=text.plain_snippet(found.snippet or ""),
+        snippet=cuts.field("snippet", text.plain_snippet(found.snippet or ""), tid) or "",
         origin=found.origin,
-        workspace=row.workspace_root,
-        branch=row.git_branch,
+        workspace=cuts.field("workspace", row.workspace_root, tid),
+        branch=cuts.field("branch", row.git_branch, tid),
         last_activity=_iso(row),
     )
+
+
+def _warnings(cuts: bounds.Cuts, rows: Iterable[ThreadSummary]) -> list[str]:
+    """The warnings naming the threads listed with what could be shown (issue 27 item 4)."""
+    return [cuts.field("warning", line) or "" for line in unencodable_warnings(rows)]
 
 
 def search_threads(
@@ -174,18 +198,31 @@ def search_threads(
     message that matched best: pass them to read_thread (e.g. from=message_index-2) to read
     what was said and done."""
     if not searchable(query, syntax):
-        return SearchAnswer(source="local", note=NOTHING_TO_SEARCH, hits=[])
+        return SearchAnswer(
+            source="local", note=NOTHING_TO_SEARCH, hits=[], truncated=None, warnings=[]
+        )
     with _store() as store:
         found = store.search(query, limit=limit, syntax=syntax, scope=scope, workspace=workspace)
         found = shown.results(store.local.redaction, found)  # a server may hold them raw
     note = found.fallback_reason
     if found.skipped:
         note = "; ".join([*([note] if note else []), *found.skipped])
-    return SearchAnswer(
-        source=found.source,
-        note=printable(note) if note else None,
-        hits=[_hit(h) for h in found.hits],
-    )
+    cuts = bounds.Cuts()
+    hits = [_hit(h, cuts) for h in found.hits]
+    warnings = _warnings(cuts, (h.thread for h in found.hits))
+    shown_note = cuts.field("note", note)
+
+    def answer(kept: Sequence[Hit]) -> SearchAnswer:
+        ids = {hit.thread_id for hit in kept}
+        return SearchAnswer(
+            source=found.source,
+            note=shown_note,
+            hits=list(kept),
+            truncated=cuts.note(ids, len(hits) - len(kept)),
+            warnings=[w for w in warnings if any(i in w for i in ids)],
+        )
+
+    return answer(hits[: bounds.fitted(hits, answer)])
 
 
 def read_thread(
@@ -272,19 +309,33 @@ def list_threads(
             key = _repo_key(repo)
             rows = [r for r in rows if r.git_remote_url and key in _repo_key(r.git_remote_url)]
         rows = shown.summaries(store.local.redaction, rows[: limit + 1])
-    listed = [
-        ThreadRow(
-            thread_id=row.id,
-            title=printable(row.title or "(untitled)"),
-            workspace=row.workspace_root,
-            branch=row.git_branch,
-            repo=row.git_remote_url,
-            last_activity=_iso(row),
-            message_count=row.message_count,
+    cuts = bounds.Cuts()
+    listed = [_row(row, cuts) for row in rows[:limit]]
+    warnings = _warnings(cuts, rows[:limit])
+
+    def answer(kept: Sequence[ThreadRow]) -> ThreadList:
+        ids = {row.thread_id for row in kept}
+        return ThreadList(
+            threads=list(kept),
+            more=len(rows) > len(kept),
+            truncated=cuts.note(ids, len(listed) - len(kept)),
+            warnings=[w for w in warnings if any(i in w for i in ids)],
         )
-        for row in rows[:limit]
-    ]
-    return ThreadList(threads=listed, more=len(rows) > limit)
+
+    return answer(listed[: bounds.fitted(listed, answer)])
+
+
+def _row(row: ThreadSummary, cuts: bounds.Cuts) -> ThreadRow:
+    tid = cuts.field("thread_id", row.id) or ""
+    return ThreadRow(
+        thread_id=tid,
+        title=cuts.field("title", row.title or "(untitled)", tid) or "",
+        workspace=cuts.field("workspace", row.workspace_root, tid),
+        branch=cuts.field("branch", row.git_branch, tid),
+        repo=cuts.field("repo", row.git_remote_url, tid),
+        last_activity=_iso(row),
+        message_count=row.message_count,
+    )
 
 
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -182,7 +182,7 @@ class SummaryIndex:
             row = self._row(thread_id, stamp, head, thread)
             with self._connection() as db:
                 db.execute(_UPSERT, row)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, ValueError) as exc:
             log.info("could not record %s in the thread index: %s", thread_id, exc)
 
     def forget(self, thread_id: str) -> None:

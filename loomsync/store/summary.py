@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -18,6 +20,14 @@ Scope = Literal["mine", "visible"]
 or ``visible`` (everything the caller may read)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: A lone surrogate (half of a UTF-16 pair, e.g. half an emoji cut by a tool): a ``str`` may
+#: hold one (JSON's ``"\\ud83d"`` decodes to it), but no UTF-8 text can, so a summary holding
+#: one cannot be written to the index, to JSON output or to a terminal.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The extra field a summary that had to be changed to be shown carries: the names of the
+#: fields whose unencodable characters became U+FFFD (:func:`unencodable_fields`).
+UNENCODABLE = "unencodable"
 
 
 class ThreadSummary(BaseModel):
@@ -51,7 +61,24 @@ class ThreadSummary(BaseModel):
 
     @classmethod
     def of(cls, thread: Thread) -> ThreadSummary:
-        """Summarise a thread document (server fields are taken when the document has them)."""
+        """Summarise a thread document (server fields are taken when the document has them).
+
+        A field holding a lone surrogate (see :data:`_LONE_SURROGATE`; issue 27 item 4) is
+        summarised with U+FFFD in its place, and the summary names it in its extra field
+        :data:`UNENCODABLE` (``["title"]``), so that the thread is listed with what can be shown
+        and a warning (:func:`unencodable_fields`), never makes a listing fail.
+        """
+        summary = cls._of(thread)
+        fields = [name for name, value in summary if _encodable(value) != value]
+        if not fields:
+            return summary
+        data = summary.model_dump(mode="python")
+        for name in fields:
+            data[name] = _encodable(data[name])
+        return cls.model_validate({**data, UNENCODABLE: fields})
+
+    @classmethod
+    def _of(cls, thread: Thread) -> ThreadSummary:
         extra = thread.model_extra or {}
         return cls(
             id=str(thread.id),
@@ -75,6 +102,12 @@ class ThreadSummary(BaseModel):
             archived_at=extra.get("archived_at"),
         )
 
+    def unencodable_fields(self) -> list[str]:
+        """The fields :meth:`of` had to change to be shown (lone surrogates replaced), in the
+        order of the model; empty for almost every summary."""
+        found = (self.model_extra or {}).get(UNENCODABLE)
+        return [str(name) for name in found] if isinstance(found, list) else []
+
     @property
     def sort_key(self) -> tuple[datetime, str]:
         """Newest activity first when sorted in reverse: (last activity or creation, id)."""
@@ -90,6 +123,30 @@ def keep(summary: ThreadSummary, *, archived: ArchivedFilter, workspace: str | N
     if archived == "true":
         return summary.archived_at is not None
     return True
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` (a string or a list of strings) with each lone surrogate made U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    return [_encodable(item) for item in value] if isinstance(value, list) else value
+
+
+def unencodable_warning(summary: ThreadSummary) -> str | None:
+    """The warning that names a thread listed with what could be shown (issue 27 item 4), or
+    None when nothing of ``summary`` had to change."""
+    fields = summary.unencodable_fields()
+    if not fields:
+        return None
+    return (
+        f"thread {summary.id}: its {', '.join(fields)} held half of a character (a lone "
+        "surrogate, e.g. half an emoji), not valid Unicode: shown with U+FFFD in its place"
+    )
+
+
+def unencodable_warnings(summaries: Iterable[ThreadSummary]) -> list[str]:
+    """:func:`unencodable_warning` of each summary that needs one, in order."""
+    return [line for summary in summaries if (line := unencodable_warning(summary))]
 
 
 class SearchHit(BaseModel):
@@ -185,6 +242,7 @@ class SyncOutcome:
 
 
 __all__ = [
+    "UNENCODABLE",
     "ArchivedFilter",
     "Scope",
     "SearchHit",
@@ -193,4 +251,6 @@ __all__ = [
     "SyncStatus",
     "ThreadSummary",
     "keep",
+    "unencodable_warning",
+    "unencodable_warnings",
 ]

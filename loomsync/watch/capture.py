@@ -19,14 +19,13 @@ visibility and tags chosen here kept, never shorter).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import stat as stat_module
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +44,12 @@ from loomsync.importers.run import (
 from loomsync.store.threaddocs import fields_of, with_messages
 from loomsync.sync.syncing import SyncingThreadStore
 from loomsync.terminal import printable
+from loomsync.watch.junk import JUDGED_AFTER, Junk, has_lines, plainly_not
 from loomsync.watch.offsets import Offset, Offsets, tail_digest
 from loomsync.watch.sources import Source
 from loomsync.watch.tailer import read_lines
 
 log = logging.getLogger("loomsync.watch")
-
-#: Complete lines a file must hold before it is said not to be a session.
-JUDGED_AFTER = 3
 
 #: Files whose records are kept in memory at once (the most recently changed); another one
 #: changing is read from its start again.
@@ -122,6 +119,7 @@ class Capture:
         self.owner = owner
         self.on_saved = on_saved
         self.rows = offsets.all()
+        self.junk = Junk(key for key, row in self.rows.items() if row.ignored)
         self._files: OrderedDict[str, _File] = OrderedDict()
         self._deleted: set[str] = set()  # deleted threads said once (finding 2)
 
@@ -145,6 +143,8 @@ class Capture:
         """A file is gone: forget its offset (its threads stay)."""
         key = str(path)
         self._files.pop(key, None)
+        self.junk.settled(key)
+        self.junk.said.discard(key)  # a file made again at this path is judged afresh
         if self.rows.pop(key, None) is not None:
             self.offsets.forget(key)
 
@@ -172,30 +172,85 @@ class Capture:
             return  # nothing new (the start-up case for almost every file)
         name = row.format if row is not None and same and row.format else _format(path, source)
         if name is None:
-            self._not_a_session(path, info, row)
+            self._not_a_session(path, info, source)
             return
         try:
-            self._import(path, name, FORMATS[name], info)
+            threads = self._import(path, name, FORMATS[name], info)
         except OSError as exc:
             log.warning("cannot read %s: %s", printable(key), printable(exc.strerror or str(exc)))
-
-    def _not_a_session(self, path: Path, info: os.stat_result, row: Offset | None) -> None:
-        """Said once per file (a row marks it), and only once it holds a few whole lines
-        (:data:`JUDGED_AFTER`): a session file is created empty, its first line may still be
-        being written, and a Claude Code transcript may open with lines that do not tell it
-        yet (a ``file-history-snapshot``)."""
-        if info.st_size == 0 or not (_has_lines(path, JUDGED_AFTER) or _plainly_not(path)):
             return
-        if row is None or not row.ignored:
-            log.info("ignored %s: not a session file of a watched format", printable(str(path)))
-        ignored = Offset(str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, 0,
-                         "", None, ignored=True)  # fmt: skip
+        if threads == 0:
+            self._no_conversation(path, name, source)
+        elif threads:
+            self.junk.settled(key)
+
+    def quiet(self) -> None:
+        """Judge the files that went quiet before they could be judged (a short junk file:
+        :mod:`loomsync.watch.junk`); the loop calls it between batches of events."""
+        for entry in self.junk.quiet():
+            path = Path(entry.path)
+            try:
+                info = path.lstat()
+            except OSError:
+                continue  # gone: its removal is an event of its own
+            if not stat_module.S_ISREG(info.st_mode):
+                continue
+            if entry.format is None:
+                self._not_a_session(path, info, entry.source, quiet=True)
+            else:
+                self._no_conversation(path, entry.format, entry.source, quiet=True)
+
+    def _not_a_session(
+        self, path: Path, info: os.stat_result, source: Source, *, quiet: bool = False
+    ) -> None:
+        """Said once per file (:mod:`loomsync.watch.junk`), once it holds a few whole lines
+        (:data:`JUDGED_AFTER`), went ``quiet``, or plainly is no session: a session file is
+        created empty, its first line may still be being written, and a Claude Code
+        transcript may open with lines that do not tell it yet (a ``file-history-snapshot``)."""
+        if not (quiet or has_lines(path, JUDGED_AFTER) or plainly_not(path)):
+            self.junk.wait(str(path), source, None)
+            return
+        why = "an empty file" if info.st_size == 0 else "not a session file of a watched format"
+        self._ignored(path, info, None, why)
+
+    def _no_conversation(
+        self, path: Path, name: str, source: Source, *, quiet: bool = False
+    ) -> None:
+        """A file of format ``name`` (a Codex ``rollout-…<uuid>.jsonl``: recognised by its
+        name) from which no session came: said once, once judged as :meth:`_not_a_session`
+        judges (its offsets row, just written, is kept and marked)."""
+        if not (quiet or has_lines(path, JUDGED_AFTER)):
+            self.junk.wait(str(path), source, name)
+            return
+        try:
+            info = path.lstat()
+        except OSError:
+            return
+        why = f"a {name} session file that holds no conversation (read again as it grows)"
+        self._ignored(path, info, name, why)
+
+    def _ignored(self, path: Path, info: os.stat_result, name: str | None, why: str) -> None:
+        """Log ``ignored <path>: <why>`` the first time only, and mark the file's row."""
+        key = str(path)
+        self.junk.settled(key)
+        if self.junk.say(key):
+            log.info("ignored %s: %s", printable(key), why)
+        row = self.rows.get(key)
+        if row is not None and name is not None and row.same_file(info):
+            ignored = replace(row, ignored=True)  # where it was read up to, as it was then
+        else:
+            ignored = Offset(key, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, 0,
+                             "", name, ignored=True)  # fmt: skip
         self.offsets.put(ignored)
-        self.rows[str(path)] = ignored
+        self.rows[key] = ignored
 
     # -- reading -----------------------------------------------------------------------------
 
-    def _import(self, path: Path, name: str, importer: Importer, info: os.stat_result) -> None:
+    def _import(
+        self, path: Path, name: str, importer: Importer, info: os.stat_result
+    ) -> int | None:
+        """Read what ``path`` gained and save its sessions: how many sessions it holds, None
+        when nothing new could be read yet (a half-written line)."""
         key = str(path)
         if importer.from_records is None:
             result = importer.parse(path)
@@ -212,7 +267,7 @@ class Capture:
             tail_read = read_lines(path, state.offset)
             info = tail_read.stat
             if not tail_read.data and state.records:
-                return  # only a half-written line is new
+                return None  # only a half-written line is new
             data = (
                 tail_read.data.removeprefix(b"\xef\xbb\xbf")
                 if state.offset == 0
@@ -231,9 +286,10 @@ class Capture:
         for thread in result.threads:
             self._save(path, name, state, thread)
         row = Offset(key, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, offset, tail,
-                     name)  # fmt: skip
+                     name, ignored=key in self.junk.said)  # fmt: skip
         self.offsets.put(row)  # after the saves: a kill before it reads those lines again
         self.rows[key] = row
+        return len(result.threads)
 
     def _follow(self, key: str, info: os.stat_result) -> _File:
         """The followed state of a JSON Lines file, or a fresh one (read from byte 0) when it
@@ -353,36 +409,6 @@ def _format(path: Path, source: Source) -> str | None:
     if source.format is not None:
         return source.format if FORMATS[source.format].detect(path) else None
     return detect_format(path)
-
-
-def _plainly_not(path: Path) -> bool:
-    """True when the start of ``path`` already shows it is no session, however it grows: a NUL
-    byte (no session format is binary), or a ``.jsonl`` whose first whole line is not a JSON
-    object (newcomer finding 7: short junk files were never reported)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(65536)
-    except OSError:
-        return False
-    if b"\0" in head:
-        return True
-    first, newline, _ = head.partition(b"\n")
-    if path.suffix != ".jsonl" or not newline:
-        return False
-    try:
-        return not isinstance(json.loads(first), dict)
-    except ValueError:
-        return True
-
-
-def _has_lines(path: Path, count: int) -> bool:
-    """True when the first 64 KiB of ``path`` hold ``count`` newlines, or are all there."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(65536)
-    except OSError:
-        return False
-    return head.count(b"\n") >= count or len(head) == 65536
 
 
 __all__ = ["JUDGED_AFTER", "OPEN_FILES", "Capture", "Saved"]

@@ -22,6 +22,7 @@ import watchfiles
 
 from loomsync.terminal import printable
 from loomsync.watch.capture import Capture
+from loomsync.watch.confine import within
 from loomsync.watch.sources import Source, source_of
 
 log = logging.getLogger("loomsync.watch")
@@ -156,14 +157,15 @@ def _watch(
         for change, name in sorted(changes, key=lambda item: item[1]):
             path = Path(name)
             source = source_of(path, present)
-            if source is None:
-                continue
+            if source is None or not within(path, source.root):
+                continue  # outside, or through a symbolic link (loomsync/watch/confine.py)
             if change == watchfiles.Change.deleted:
                 capture.removed(path)
             elif path.is_dir():
                 capture.scan(Source(path, source.format))  # a folder moved in, or made
             elif source.wants(path):
                 capture.changed(path, source)
+        capture.quiet()  # every batch, and every second without one (yield_on_timeout)
         if {each.root for each in watched if each.root.is_dir()} != roots:
             return
 

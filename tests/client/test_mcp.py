@@ -38,6 +38,9 @@ ROLLOUT = (
     / "rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl"
 )
 
+#: What list_threads answers when no thread is listed.
+EMPTY = {"threads": [], "more": False, "truncated": None, "warnings": []}
+
 Scenario = Callable[[ClientSession], Awaitable[None]]
 
 
@@ -173,7 +176,7 @@ def test_an_imported_rollout_is_found_by_its_phrase_and_read_by_range(person: Pe
         of_repo = await call(session, "list_threads", repo="codemie-ai/codemie-code")
         assert of_repo.structured_content == listed
         other = await call(session, "list_threads", repo="acme/elsewhere")
-        assert other.structured_content == {"threads": [], "more": False}
+        assert other.structured_content == EMPTY
 
     drive(person, scenario)
 
@@ -299,7 +302,7 @@ def test_a_call_whose_params_break_the_protocol_is_a_json_rpc_error(person: Pers
         listed = ask(
             {"id": 4, "method": "tools/call", "params": {"name": "list_threads", "arguments": {}}}
         )
-        assert listed["result"]["structuredContent"] == {"threads": [], "more": False}
+        assert listed["result"]["structuredContent"] == EMPTY
     finally:
         server.stdin.close()
         err = server.stderr.read() if server.stderr else ""

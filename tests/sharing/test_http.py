@@ -95,25 +95,72 @@ def logging_server(database_url: str, settings: Settings) -> Iterator[Server]:
         yield running
 
 
-def test_the_access_log_never_holds_a_secret(logging_server: Server, settings: Settings) -> None:
+def _new_secret(client: httpx.Client, settings: Settings) -> str:
+    """A new share link's secret, of a new thread of a new owner."""
     owner = _owner(settings)
+    thread_id = _thread(client, owner)
+    made = client.post(f"/api/threads/{thread_id}/share-links", headers=owner)
+    return secret_of(made.json()["url"])
+
+
+def _logged(server: Server, marker: str, count: int) -> list[dict[str, object]]:
+    """The ``count`` JSON access-log records of the requests sent with ``marker`` as their
+    request id, once they are all written."""
+
+    def logged() -> list[dict[str, object]] | None:
+        lines = [json.loads(x) for x in server.output().splitlines() if marker in x]
+        return lines if len(lines) == count else None
+
+    records = poll(server.process, logged, 10)
+    assert records is not None, server.output()[-3000:]
+    return records
+
+
+def test_the_access_log_never_holds_a_secret(logging_server: Server, settings: Settings) -> None:
+    marker = f"log-{uuid.uuid4().hex}"
     with httpx.Client(base_url=logging_server.base_url, timeout=30) as client:
-        thread_id = _thread(client, owner)
-        made = client.post(f"/api/threads/{thread_id}/share-links", headers=owner)
-        secret = secret_of(made.json()["url"])
-        marker = f"log-{uuid.uuid4().hex}"
+        secret = _new_secret(client, settings)
         for path in (f"/api/shared/{secret}", f"/s/{secret}", f"/s/{secret}/messages"):
             client.get(path, headers={"X-Request-ID": marker})
 
-    def logged() -> list[dict[str, object]] | None:
-        lines = [json.loads(x) for x in logging_server.output().splitlines() if marker in x]
-        return lines if len(lines) == 3 else None
-
-    records = poll(logging_server.process, logged, 10)
-    assert records is not None, logging_server.output()[-3000:]
+    records = _logged(logging_server, marker, 3)
     assert secret not in logging_server.output()
     assert sorted(str(r.get("path")) for r in records) == [  # written as each one finished
         "/api/shared/{secret}",
         "/s/{secret}",
         "/s/{secret}/messages",
     ]
+
+
+def _encoded(text: str) -> str:
+    """Every character of ``text`` percent-encoded (``abc`` → ``%61%62%63``)."""
+    return "".join(f"%{byte:02X}" for byte in text.encode())
+
+
+def test_a_secret_is_masked_in_the_log_however_the_path_is_encoded(
+    logging_server: Server, settings: Settings
+) -> None:
+    """Issue 27 item 8: the router matches the decoded path, so each of these opens the link;
+    the log masks the secret from the decoded route, not from the raw path's spelling."""
+    marker = f"log-{uuid.uuid4().hex}"
+    with httpx.Client(base_url=logging_server.base_url, timeout=30) as client:
+        secret = _new_secret(client, settings)
+        paths = {
+            f"/%73/{secret}": "/s/{secret}",
+            f"/api/%73hared/{secret}": "/api/shared/{secret}",
+            f"/%61pi%2Fshared/{secret}": "/api/shared/{secret}",
+            f"/s/{_encoded(secret[:1])}{secret[1:]}": "/s/{secret}",
+            f"/s/{_encoded(secret)}": "/s/{secret}",
+            f"/%73/{secret}/%6Dessages": "/s/{secret}/%6Dessages",
+        }
+        for path in paths:
+            served = client.get(path, headers={"X-Request-ID": marker})
+            assert served.status_code == 200, (path, served.status_code)
+            assert served.request.url.raw_path.decode() == path  # sent as written
+
+    records = _logged(logging_server, marker, len(paths))
+    output = logging_server.output()
+    assert secret not in output
+    assert _encoded(secret) not in output
+    assert secret[1:] not in output
+    assert [r.get("path") for r in records] == list(paths.values())
