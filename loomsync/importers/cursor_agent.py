@@ -318,8 +318,9 @@ def default_paths() -> list[Path]:
 
 
 def unit_of(path: Path) -> Path | None:
-    """``store.db`` for a change of it or its ``-wal``; a transcript for itself."""
-    return path if path.suffix == ".jsonl" else sqlite.unit_of(path, ("store.db",))
+    """``store.db`` (or any ``*store.db``, as a copied store may be renamed) for a change of
+    it or its ``-wal``; a transcript for itself."""
+    return path if path.suffix == ".jsonl" else sqlite.unit_of(path, suffix="store.db")
 
 
 IMPORTER = Importer(
