@@ -159,7 +159,7 @@ def _watch(
             if source is None:
                 continue
             if change == watchfiles.Change.deleted:
-                capture.removed(path)
+                capture.removed(path, source)
             elif path.is_dir():
                 capture.scan(Source(path, source.format))  # a folder moved in, or made
             elif source.wants(path):
