@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from loomsync.cli.main import JsonOption, app, console
+from loomsync.cli.main import JsonOption, _warn, app, console
 from loomsync.cli.render import print_json, print_table
 from loomsync.cli.tables import Column
 from loomsync.config import default_paths, load_config
@@ -30,12 +30,14 @@ def agents_command(
 ) -> None:
     """List the coding agents found on this machine: folder, session files, last capture,
     live or import only, what they record."""
+    from loomsync.cli.importing import broken_importers
     from loomsync.importers.exclude import Exclusions
     from loomsync.importers.found import LIVE_WORDS, FoundAgent, captured_times, found_agents
     from loomsync.watch import offsets_file
 
     paths = default_paths()
     exclusions = Exclusions.of(load_config(paths).imports)
+    _warn(broken_importers())
     rows = [
         agent
         for agent in found_agents(captured=captured_times(offsets_file(paths)))

@@ -19,9 +19,16 @@ from pathlib import Path
 import typer
 
 from loomsync.cli import messages
-from loomsync.importers import FORMATS
+from loomsync.importers import BROKEN, FORMATS
 from loomsync.importers.exclude import Exclusions
 from loomsync.importers.run import AUTO, detected_files, session_files
+
+
+def broken_importers() -> list[str]:
+    """One line per importer entry point that was left out (:data:`loomsync.importers.BROKEN`),
+    for the commands that use the importers to say on stderr: a broken plug-in is said and
+    skipped, never a reason to stop."""
+    return [f"{line}; skipped" for line in BROKEN]
 
 
 def chosen_files(
@@ -69,4 +76,4 @@ def chosen_files(
     return fmt, kept
 
 
-__all__ = ["chosen_files"]
+__all__ = ["broken_importers", "chosen_files"]

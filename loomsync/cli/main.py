@@ -292,12 +292,13 @@ def import_command(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from loomsync.cli.importing import chosen_files
+    from loomsync.cli.importing import broken_importers, chosen_files
     from loomsync.importers import FORMATS
     from loomsync.importers.exclude import Exclusions
     from loomsync.importers.run import AUTO, ImportSummary, import_owner, import_sessions
 
     exclusions = Exclusions.of(load_config(default_paths()).imports)
+    _warn(broken_importers())
     fmt, chosen = chosen_files(fmt, list(paths or []), every, exclusions)
     if fmt == AUTO and not as_json:
         for name, file in chosen:
