@@ -238,5 +238,5 @@ IMPORTER = Importer(
     suffixes=(".jsonl",),
     live="rewrite",
     watch_by_default=False,
-    records=("messages",),
+    records=("messages", "tool calls"),
 )
