@@ -81,7 +81,10 @@ class Exclusions:
             if _is_remote(pattern):
                 remotes.append(remote_key(pattern))
             else:
-                path = Path(pattern).expanduser()
+                text = pattern.strip()
+                if text == "~" or text.startswith("~/"):
+                    text = str(base) + text[1:]  # ~ is the home given (default $HOME)
+                path = Path(text).expanduser()
                 path = path if path.is_absolute() else base / path
                 folders.append(str(PurePosixPath(path.as_posix())).rstrip("/") or "/")
         agents = frozenset(name.replace("_", "-") for name in config.exclude_agents)

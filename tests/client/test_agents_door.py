@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
+from loomsync.watch.offsets import Offset, Offsets
 from tests.client import thirdparty_agent
 from tests.client.conftest import Person, make_person, on_a_terminal
 from tests.importers.corpus import TRANSCRIPTS
@@ -129,3 +130,17 @@ def test_import_path_recognises_a_folder_copied_from_another_machine(
         assert f"({name})" in done.err
     assert "3 created" in done.out
     assert machine("import", str(tmp_path / "nowhere")).code == 2
+
+
+def test_agents_says_when_the_watch_last_captured_each_agent(machine: Person) -> None:
+    offsets = Offsets(machine.paths.state_dir / "watch" / "offsets.sqlite3")
+    try:
+        unit = machine.home / ".folio" / "one.folio" / "session.json"
+        offsets.put(Offset(str(unit), 1, 2, 10, 1_767_225_600_000_000_000, 10, "", "folio"))
+        junk = machine.home / ".folio" / "junk.json"
+        offsets.put(Offset(str(junk), 1, 3, 10, 1_800_000_000_000_000_000, 0, "", None, True))
+    finally:
+        offsets.close()
+    rows = {row["name"]: row for row in json.loads(machine("agents", "--json").out)}
+    assert rows["folio"]["last_captured"] == "2026-01-01T00:00:00+00:00"
+    assert rows["codex"]["last_captured"] is None
