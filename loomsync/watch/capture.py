@@ -188,7 +188,7 @@ class Capture:
             row is not None
             and same
             and (row.size, row.mtime_ns) == (info.st_size, info.st_mtime_ns)
-            and (not whole or row.tail == signature)
+            and (not whole or row.ignored or row.tail == signature)
         ):
             return  # nothing new (the start-up case for almost every file)
         known = row is not None and same and row.format == name and not row.ignored
