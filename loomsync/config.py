@@ -28,7 +28,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -109,28 +117,58 @@ class RedactionConfig(BaseModel):
 
 
 class WatchConfig(BaseModel):
-    """``[watch]`` of config.toml: what ``loomsync watch`` watches (issue 17 item 1).
+    """``[watch]`` of config.toml: what ``loomsync watch`` watches (issue 17 item 1, issue 28).
 
-    One key per format (the format's name with ``_`` for ``-``): its folders, relative to
-    ``$HOME`` unless absolute (``~`` expands). Unset: the format's usual folders for
-    ``codex``, ``claude_code`` and ``gemini_cli``, nothing for the others; ``[]`` watches
-    none. ``folders``: more folders, each file read by the format that recognises it.
-    ``polling``: ``auto`` (inotify, polling where a folder gives no events), ``always`` or
-    ``never``; ``poll_interval``: seconds between polls.
+    Any other key names an agent (an importer of :data:`loomsync.importers.FORMATS`, ``_``
+    or ``-`` alike: ``claude_code``, ``claude-code``, a third party's ``myagent``): its
+    folders, relative to ``$HOME`` unless absolute (``~`` expands), replacing the agent's
+    usual ones; ``[]`` watches none of it. Names are checked against the installed importers
+    when the watch starts (:func:`loomsync.watch.sources.sources`; this module does not load
+    them). Unset agents: see :mod:`loomsync.watch.sources`. ``folders``: more folders, each
+    file read by the agent that recognises it. ``polling``: ``auto`` (inotify, polling where a
+    folder gives no events), ``always`` or ``never``; ``poll_interval``: seconds between polls.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    folders: list[str] = Field(default_factory=list)
+    polling: Literal["auto", "always", "never"] = "auto"
+    poll_interval: float = Field(default=1.0, gt=0, le=60)
+
+    @model_validator(mode="after")
+    def _agent_folders(self) -> WatchConfig:
+        for key, value in (self.model_extra or {}).items():
+            if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+                raise ValueError(f"{key}: must be a list of folders (strings)")
+        return self
+
+    def agent_folders(self) -> dict[str, list[str]]:
+        """The folders configured per agent, by importer name (``claude-code``: ``_`` read as
+        ``-``), in the order config.toml gives them."""
+        return {
+            key.replace("_", "-"): list(value) for key, value in (self.model_extra or {}).items()
+        }
+
+
+class ImportConfig(BaseModel):
+    """``[import]`` of config.toml: what ``loomsync import`` and ``watch`` never read (issue 28
+    item 4; :mod:`loomsync.importers.exclude`)::
+
+        [import]
+        exclude_agents = ["aider"]
+        exclude_repositories = ["~/src/secret", "~/clients/*", "github.com/acme/private*"]
+
+    ``exclude_agents``: importer names (``_`` or ``-`` alike) left out of ``import --all``,
+    ``import auto`` and ``watch``. ``exclude_repositories``: folders (``~`` expands, relative to
+    ``$HOME``, globs allowed) or git remotes (``git@host:org/repo.git``,
+    ``https://host/org/repo``, globs allowed): a session whose working folder is one of
+    those folders or inside one, or whose git remote matches, is never stored.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    codex: list[str] | None = None
-    claude_code: list[str] | None = None
-    gemini_cli: list[str] | None = None
-    aider: list[str] | None = None
-    codex_tui: list[str] | None = None
-    swe_agent: list[str] | None = None
-    openhands: list[str] | None = None
-    folders: list[str] = Field(default_factory=list)
-    polling: Literal["auto", "always", "never"] = "auto"
-    poll_interval: float = Field(default=1.0, gt=0, le=60)
+    exclude_agents: list[str] = Field(default_factory=list)
+    exclude_repositories: list[str] = Field(default_factory=list)
 
 
 class ClientConfig(BaseSettings):
@@ -156,6 +194,7 @@ class ClientConfig(BaseSettings):
     )
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    imports: ImportConfig = Field(default_factory=ImportConfig, alias="import")
 
     @field_validator("default_visibility", mode="before")
     @classmethod
@@ -278,6 +317,7 @@ __all__ = [
     "APP_NAME",
     "ClientConfig",
     "ClientPaths",
+    "ImportConfig",
     "RedactionConfig",
     "WatchConfig",
     "clear_login",

@@ -43,35 +43,6 @@ app = typer.Typer(
 console = TerminalConsole(soft_wrap=True)
 errors = TerminalConsole(stderr=True, soft_wrap=True)
 
-#: The names of :data:`loomsync.importers.FORMATS`, for the help: importing the importers costs
-#: tens of milliseconds every command would pay (tests/client/test_startup.py checks they agree).
-FORMAT_NAMES = (
-    "codex",
-    "qwen-code",
-    "claude-code",
-    "gemini-cli",
-    "amp",
-    "aider",
-    "copilot-cli",
-    "crush",
-    "opencode-go",
-    "goose",
-    "cursor-agent",
-    "cursor",
-    "copilot-chat",
-    "zed",
-    "droid",
-    "swe-agent",
-    "grok-build",
-    "openhands",
-    "codex-tui",
-    "opencode",
-    "pi",
-    "cline-sdk",
-    "roo-code",
-    "continue",
-)
-
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 ScopeOption = Annotated[scopes.Scope, typer.Option(help=scopes.SCOPE_HELP)]
 MineOption = Annotated[bool, typer.Option("--mine", help="Only your own threads (the default).")]
@@ -284,11 +255,14 @@ def export(
 @app.command("import")
 def import_command(
     fmt: Annotated[
-        str,
+        str | None,
         typer.Argument(
-            metavar="FORMAT", help=f"auto (each file's own), or one of: {', '.join(FORMAT_NAMES)}."
+            metavar="[FORMAT|PATH]",
+            help="auto (each file's own), an agent `loomsync agents` lists, or a PATH whose"
+            " agent is recognised.",
+            show_default=False,
         ),
-    ],
+    ] = None,
     paths: Annotated[
         list[Path] | None,
         typer.Argument(help="Files or folders (default: the format's usual folders)."),
@@ -304,36 +278,31 @@ def import_command(
             "--include-deleted", help="Import threads you deleted too (this machine only)."
         ),
     ] = False,
+    every: Annotated[
+        bool, typer.Option("--all", help="Every agent found in its usual folders.")
+    ] = False,
 ) -> None:
     """Import sessions other agents wrote (Codex, Claude Code, …), then sync them.
 
     A file named here must be of FORMAT (else exit code 1, nothing imported); with ``auto``
-    each file is read by the format that recognises it, and the choice is said. A thread
-    deleted here is skipped (one line says so) unless ``--include-deleted``.
+    or a PATH alone each file is read by the agent that recognises it, and the choice is
+    said; ``--all`` reads every agent found here. Agents and repositories excluded in
+    config.toml's [import] are never read. A thread deleted here is skipped (one line says
+    so) unless ``--include-deleted``.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from loomsync.cli.importing import broken_importers, chosen_files
     from loomsync.importers import FORMATS
-    from loomsync.importers.run import (
-        AUTO,
-        ImportSummary,
-        detected_files,
-        import_owner,
-        import_sessions,
-        session_files,
-    )
+    from loomsync.importers.exclude import Exclusions
+    from loomsync.importers.run import AUTO, ImportSummary, import_owner, import_sessions
 
-    if fmt != AUTO and fmt not in FORMAT_NAMES:
-        raise typer.BadParameter(
-            messages.unknown_import_format(fmt, list(FORMAT_NAMES)), param_hint="'FORMAT'"
-        )
-    if fmt == AUTO:
-        chosen = detected_files(paths or [])
-        if not as_json:
-            for name, file in chosen:
-                errors.print(printable(f"{file}: {FORMATS[name].kind} ({name})"))
-    else:
-        chosen = [(fmt, file) for file in session_files(fmt, paths or [])]
+    exclusions = Exclusions.of(load_config(default_paths()).imports)
+    _warn(broken_importers())
+    fmt, chosen = chosen_files(fmt, list(paths or []), every, exclusions)
+    if fmt == AUTO and not as_json:
+        for name, file in chosen:
+            errors.print(printable(f"{file}: {FORMATS[name].kind} ({name})"))
     by_format: dict[str, list[Path]] = {}
     for name, file in chosen:
         by_format.setdefault(name, []).append(file)
@@ -355,6 +324,7 @@ def import_command(
                     store, name, files, existing=store.local, since=when, dry_run=dry_run,
                     progress=lambda _: progress.advance(task), redaction=store.local.redaction,
                     owner=owner, deletions=store.deletions, include_deleted=include_deleted,
+                    exclusions=exclusions,
                 ))  # fmt: skip
         logged_in = store.client is not None
         outcomes = store.retry_pending() if logged_in and not dry_run else []
@@ -377,6 +347,7 @@ def import_command(
 
 
 from loomsync.cli import (  # noqa: E402  (their commands)
+    agents,
     listing,
     mcpserver,
     open,
@@ -417,6 +388,7 @@ def _run() -> None:
 
 
 __all__ = [
+    "agents",
     "app",
     "listing",
     "main",

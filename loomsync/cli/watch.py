@@ -56,8 +56,9 @@ def watch_command(
 ) -> None:
     """Import sessions as agents write them (Codex, Claude Code, Gemini CLI, …) and sync them.
 
-    Watches the folders in config.toml's [watch] (default: the agents' usual folders) until
-    interrupted; logs one line per import and sync on stderr.
+    Watches the folders in config.toml's [watch] (default: the usual folders of Codex, Claude
+    Code, Gemini CLI and of every other live agent found here) until interrupted; logs one
+    line per import and sync on stderr.
     """
     from loomsync.watch import watch  # the watcher costs every other command nothing
 

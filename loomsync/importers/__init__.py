@@ -37,6 +37,10 @@ ENTRY_POINT_GROUP = "loomsync.importers"
 
 log = logging.getLogger("loomsync.importers")
 
+#: One line per entry point of :data:`ENTRY_POINT_GROUP` that was left out (it failed to load,
+#: or is not an :class:`Importer`): the library logs them; the CLI says them on stderr.
+BROKEN: list[str] = []
+
 
 def _load() -> dict[str, Importer]:
     """Every importer of :data:`ENTRY_POINT_GROUP`, by name, in detection order.
@@ -50,10 +54,12 @@ def _load() -> dict[str, Importer]:
         try:
             importer = point.load()
         except Exception as exc:  # a third party's import error must not stop the others
-            log.warning("importer %s (%s) does not load: %s", point.name, point.value, exc)
+            BROKEN.append(f"importer {point.name} ({point.value}) does not load: {exc}")
+            log.warning("%s", BROKEN[-1])
             continue
         if not isinstance(importer, Importer):
-            log.warning("importer %s (%s) is not a loomsync Importer", point.name, point.value)
+            BROKEN.append(f"importer {point.name} ({point.value}) is not a loomsync Importer")
+            log.warning("%s", BROKEN[-1])
             continue
         builtin = point.value.startswith("loomsync.")
         if importer.name in found and not builtin:
@@ -118,4 +124,12 @@ def import_path(path: Path, format: str | None = None, *, owner: str | None = No
     return result
 
 
-__all__ = ["FORMATS", "ImportResult", "Importer", "detect_format", "import_path", "parse_file"]
+__all__ = [
+    "BROKEN",
+    "FORMATS",
+    "ImportResult",
+    "Importer",
+    "detect_format",
+    "import_path",
+    "parse_file",
+]

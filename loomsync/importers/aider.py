@@ -183,4 +183,8 @@ IMPORTER = Importer(
     what="chat history",
     expects='expected "# aider chat started at" lines, in .aider.chat.history.md or another .md file',
     order=40,
+    suffixes=(".aider.chat.history.md", ".md"),
+    live="rewrite",
+    watch_by_default=False,
+    records=("messages",),
 )

@@ -11,7 +11,8 @@ answer are left out. What comes out, in file order:
 
 - assistant lines sharing one ``message.id`` → one assistant message (text blocks as
   content, ``tool_use`` blocks as tool calls; ``thinking`` is not content), split where a
-  tool result was written between two of its lines;
+  tool result was written between two of its lines; its ``message.usage`` becomes the
+  message's ``usage`` (:mod:`loomsync.importers.usage`, :func:`_note_usage`);
 - user lines → a user message, or a system message for harness-injected text (``isMeta``,
   ``isCompactSummary``); their ``tool_result`` blocks → tool messages;
 - ``summary`` lines → the title; ``progress``, ``system``, ``file-history-snapshot`` and
@@ -51,6 +52,8 @@ from loomsync.importers.common import (
     read_jsonl,
     session_thread_id,
 )
+from loomsync.importers.usage import note, usage
+from loomsync.importers.usage import of as usage_of
 
 NAME = "claude-code"
 
@@ -118,6 +121,7 @@ def to_messages(entries: Iterable[Entry]) -> list[Message]:
     messages: list[Message] = []
     current: tuple[str, Message, list[str]] | None = None  # the open assistant message
     tool_names: dict[str, str] = {}
+    parts: dict[str, list[Message]] = {}  # per response id, its messages (usage counted once)
     for entry in entries:
         kind, body = entry.get("type"), as_dict(entry.get("message"))
         if kind == "assistant":
@@ -127,6 +131,7 @@ def to_messages(entries: Iterable[Entry]) -> list[Message]:
                 current = (key, Message(role="assistant", content="", created_at=time), [])
                 messages.append(current[1])
             _, message, texts = current
+            _note_usage(message, key, body, parts)
             content = body.get("content")
             for block in [content] if isinstance(content, str) else as_list(content):
                 block = (
@@ -147,6 +152,42 @@ def to_messages(entries: Iterable[Entry]) -> list[Message]:
             messages.extend(added)
             current = None if added else current
     return messages
+
+
+def _note_usage(
+    message: Message, key: str, body: dict[str, Any], parts: dict[str, list[Message]]
+) -> None:
+    """Set ``message.usage`` (:mod:`loomsync.importers.usage`) from an assistant line's
+    ``message.usage`` (the Anthropic API's ``input_tokens``, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``, ``output_tokens``) and ``message.model``.
+
+    Every line of one response repeats it, ``output_tokens`` growing to the final count on the
+    last line, so a later line of the open message replaces it. A response split in two
+    messages by a tool result (``parts``: the messages of each response id so far) is
+    counted once: its first message carries the input and cache counts and the output so
+    far; a later one only the rest of the output. No earlier message changes."""
+    raw = as_dict(body.get("usage"))
+    model = as_str(body.get("model"))
+    model = model if model and not model.startswith("<") else None
+    seen = parts.setdefault(key, [])
+    if not any(part is message for part in seen):
+        seen.append(message)
+    earlier = [usage_of(part) or {} for part in seen[:-1]]
+    if not earlier:
+        found = usage(
+            input_tokens=raw.get("input_tokens"),
+            output_tokens=raw.get("output_tokens"),
+            cache_read_tokens=raw.get("cache_read_input_tokens"),
+            cache_write_tokens=raw.get("cache_creation_input_tokens"),
+            model=model,
+            provider="anthropic",
+        )
+    else:
+        before = sum(part.get("output_tokens", 0) for part in earlier)
+        output = raw.get("output_tokens")
+        rest = output - before if isinstance(output, int) and output >= before else None
+        found = usage(output_tokens=rest, model=model, provider="anthropic")
+    note(message, found)
 
 
 def _user_messages(entry: Entry, body: dict[str, Any], tool_names: dict[str, str]) -> list[Message]:
@@ -389,4 +430,8 @@ IMPORTER = Importer(
     what="transcript",
     expects="expected JSON Lines with parentUuid and sessionId in each record, in a .jsonl file",
     order=20,
+    suffixes=(".jsonl",),
+    live="append",
+    watch_by_default=True,
+    records=("messages", "tool calls", "usage", "git", "subagents", "lineage"),
 )

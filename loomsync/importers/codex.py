@@ -16,7 +16,9 @@ taken from the ``response_item`` lines (what went to and came back from the mode
 The same text is written twice, as a response item and as an ``event_msg``
 (``user_message`` / ``agent_message``); events are only used for a role when the file holds
 no response-item message of that role (trimmed or event-only files), so each message appears
-once. ``session_meta`` gives the id, cwd, git and CLI version; ``turn_context`` the model.
+once. ``event_msg`` ``token_count`` events give each model call's ``last_token_usage``
+(``total_token_usage`` is a running total and is not stored), added to the ``usage``
+(:mod:`loomsync.importers.usage`) of the assistant message of that turn. ``session_meta`` gives the id, cwd, git and CLI version; ``turn_context`` the model.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from loomsync.importers.common import (
     session_thread_id,
     tool_arguments,
 )
+from loomsync.importers.usage import COUNTS, note, usage
+from loomsync.importers.usage import of as usage_of
 
 NAME = "codex"
 
@@ -120,6 +124,9 @@ class _Rollout:
         self.first_time: datetime | None = None
         self.last_time: datetime | None = None
         self.event_title: str | None = None
+        self.turn: Message | None = None  # the last assistant message since the last user one
+        self.usage_seen: Any = None  # the last token_count's running total (duplicates)
+        self.pending_usage: dict[str, Any] | None = None
         lines = [line for r in records if (line := self._envelope(r)) is not None]
         roles = [
             p.get("role")
@@ -169,6 +176,8 @@ class _Rollout:
                 self.event_title = self.event_title or _title(text)
                 if self.user_events:
                     self._add(Message(role="user", content=text, created_at=time))
+        elif line_type == "event_msg" and kind == "token_count":
+            self._token_count(as_dict(payload.get("info")))
         elif line_type == "event_msg" and kind == "agent_message" and self.agent_events:
             text = payload.get("message")
             if isinstance(text, str):
@@ -219,10 +228,45 @@ class _Rollout:
             self.open.tool_calls = []
         self.open.tool_calls.append(call)
 
+    def _token_count(self, info: dict[str, Any]) -> None:
+        """A ``token_count`` event: its ``last_token_usage`` (one model call) is added to the
+        usage of the turn's last assistant message; an event repeating the running total of
+        the one before (Codex writes some twice) is not counted again; one before any
+        assistant message waits for the next one."""
+        last, total = as_dict(info.get("last_token_usage")), info.get("total_token_usage")
+        if not last or (total is not None and total == self.usage_seen):
+            return
+        self.usage_seen = total
+        cached = last.get("cached_input_tokens")
+        given = last.get("input_tokens")
+        found = usage(
+            input_tokens=given - cached
+            if isinstance(given, int) and isinstance(cached, int) and given >= cached
+            else given,
+            output_tokens=last.get("output_tokens"),
+            cache_read_tokens=cached,
+            reasoning_tokens=last.get("reasoning_output_tokens"),
+            model=self.model,
+            provider=as_str(self.meta.get("model_provider")),
+        )
+        if found is None:
+            return
+        if self.turn is None:
+            self.pending_usage = _summed(self.pending_usage, found)
+        else:
+            note(self.turn, _summed(usage_of(self.turn), found))
+
     def _add(self, message: Message) -> Message:
         self.messages.append(message)
         if message.role != "assistant":
             self.open = None
+        if message.role == "user":
+            self.turn = None
+        elif message.role == "assistant":
+            self.turn = message
+            if self.pending_usage is not None:
+                note(message, self.pending_usage)
+                self.pending_usage = None
         return message
 
     def thread(self) -> Thread | None:
@@ -264,6 +308,18 @@ class _Rollout:
             provider=as_str(self.meta.get("model_provider")),
             model=self.model,
         )
+
+
+def _summed(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str, Any]:
+    """Two usage objects of one message added count by count (two model calls answered in
+    one message: a tool call, then text); model and provider are the later call's."""
+    if before is None:
+        return more
+    out = {**before, **more}
+    for name in COUNTS:
+        if name in before and name in more:
+            out[name] = before[name] + more[name]
+    return out
 
 
 def parse(path: Path) -> ImportResult:
@@ -321,4 +377,8 @@ IMPORTER = Importer(
     what="rollout",
     expects='expected JSON Lines of {"timestamp", "type", "payload"} records, such as session_meta, in a .jsonl file',
     order=10,
+    suffixes=(".jsonl",),
+    live="append",
+    watch_by_default=True,
+    records=("messages", "tool calls", "usage", "git"),
 )

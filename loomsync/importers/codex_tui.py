@@ -235,4 +235,8 @@ IMPORTER = Importer(
     what="session log",
     expects='expected JSON Lines of {"ts", "dir", "kind"} records, in a .jsonl file',
     order=70,
+    suffixes=(".jsonl",),
+    live="rewrite",
+    watch_by_default=False,
+    records=("messages", "tool calls"),
 )

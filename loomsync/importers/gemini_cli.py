@@ -7,6 +7,7 @@ message is ``{id, timestamp, type, content, thoughts?, toolCalls?, tokens?, mode
   tool calls, each followed by a tool message with its result (``functionResponse.response``
   output or error, else ``resultDisplay``);
 - ``info`` / ``warning`` / ``error`` (notices from the CLI) → system messages;
+- ``tokens`` becomes the message's ``usage`` (:mod:`loomsync.importers.usage`);
 - ``thoughts`` are not content. The file records no working folder (only a hash of it) and
   no CLI version.
 """
@@ -35,6 +36,7 @@ from loomsync.importers.common import (
     read_json,
     session_thread_id,
 )
+from loomsync.importers.usage import note, usage
 
 NAME = "gemini-cli"
 
@@ -92,11 +94,11 @@ def _messages(items: list[Any], result: ImportResult) -> tuple[list[Message], st
                 )
                 for c in calls
             ]
-            messages.append(
-                Message(
-                    role="assistant", content=text, created_at=time, tool_calls=tool_calls or None
-                )
+            reply = Message(
+                role="assistant", content=text, created_at=time, tool_calls=tool_calls or None
             )
+            _note_usage(reply, item)
+            messages.append(reply)
             messages.extend(
                 Message(
                     role="tool",
@@ -108,6 +110,25 @@ def _messages(items: list[Any], result: ImportResult) -> tuple[list[Message], st
                 for c in calls
             )
     return messages, model
+
+
+def _note_usage(message: Message, item: dict[str, Any]) -> None:
+    """Set ``message.usage`` (:mod:`loomsync.importers.usage`) from a Gemini message's
+    ``tokens`` ``{input, output, cached, thoughts, tool, total}`` (the API's
+    ``usageMetadata``): ``input`` counts the cached tokens and ``output`` leaves the thoughts
+    out, so input = input - cached, output = output + thoughts, reasoning = thoughts."""
+    tokens = as_dict(item.get("tokens"))
+    count = {k: v for k, v in tokens.items() if isinstance(v, int) and not isinstance(v, bool)}
+    cached, thoughts = count.get("cached", 0), count.get("thoughts", 0)
+    found = usage(
+        input_tokens=count["input"] - cached if "input" in count else None,
+        output_tokens=count["output"] + thoughts if "output" in count else None,
+        cache_read_tokens=count.get("cached"),
+        reasoning_tokens=count.get("thoughts"),
+        model=item.get("model"),
+        provider="google",
+    )
+    note(message, found)
 
 
 def parse(path: Path) -> ImportResult:
@@ -183,4 +204,8 @@ IMPORTER = Importer(
     what="chat",
     expects="expected a JSON object with sessionId, startTime and messages, in a .json file",
     order=30,
+    suffixes=(".json",),
+    live="rewrite",
+    watch_by_default=True,
+    records=("messages", "tool calls", "usage"),
 )

@@ -207,4 +207,8 @@ IMPORTER = Importer(
     what="event stream",
     expects="expected a JSON array of events with source and action or observation, in a .json file",
     order=60,
+    suffixes=(".json", ".jsonl"),
+    live="rewrite",
+    watch_by_default=False,
+    records=("messages", "tool calls"),
 )

@@ -32,6 +32,7 @@ from loomsync.core.document.model import SERVER_FIELDS, Thread
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
 from loomsync.importers import FORMATS, ImportResult, detect_format
 from loomsync.importers.common import LINKS, owned_by, refusal, unknown_format
+from loomsync.importers.exclude import Exclusions
 from loomsync.store.files import atomic_write, ensure_dir
 from loomsync.store.redaction import Redaction, default_redaction
 from loomsync.sync.deletions import Deletions
@@ -66,12 +67,14 @@ class ImportSummary:
     unchanged: list[str] = field(default_factory=list)
     older: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    excluded: int = 0
     skipped_lines: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
 
     def add(self, other: ImportSummary) -> None:
         """Add ``other``'s files, ids, damage and warnings to this one (``import auto``)."""
         self.files += other.files
+        self.excluded += other.excluded
         for name in ("created", "updated", "unchanged", "older", "deleted", "warnings"):
             getattr(self, name).extend(getattr(other, name))
         self.skipped_lines.update(other.skipped_lines)
@@ -85,6 +88,7 @@ class ImportSummary:
             "unchanged": self.unchanged,
             "older_than_since": self.older,
             "deleted": self.deleted,
+            "excluded": self.excluded,
             "skipped_lines": dict(self.skipped_lines),
             "warnings": self.warnings,
         }
@@ -108,6 +112,10 @@ class ImportSummary:
             out.append(
                 f"Skipped {len(self.deleted)} thread(s) you deleted: {', '.join(self.deleted)};"
                 " to import them anyway, add --include-deleted."
+            )
+        if self.excluded:
+            out.append(
+                f"Left out {self.excluded} session(s) of repositories excluded in config.toml."
             )
         if self.skipped_lines:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
@@ -356,6 +364,7 @@ def import_sessions(
     owner: ImportOwner | None = None,
     deletions: Deletions | None = None,
     include_deleted: bool = False,
+    exclusions: Exclusions | None = None,
 ) -> ImportSummary:
     """Import every session in ``files`` into ``store``.
 
@@ -367,15 +376,25 @@ def import_sessions(
     threads deleted on this machine (:class:`~loomsync.sync.deletions.Deletions`): one of them
     is skipped and listed in ``deleted`` (newcomer finding 2), or with ``include_deleted``
     imported again: as a private thread (this machine only) when the server had it, since the
-    server never takes a deleted id again (API.md, "Deleted").
+    server never takes a deleted id again (API.md, "Deleted"). ``exclusions``: config.toml's
+    ``[import]`` (:mod:`loomsync.importers.exclude`): a file inside an excluded repository is
+    never opened, a session of one is dropped before anything of it is kept (counted in
+    ``excluded``).
 
     Raises:
         KeyError: unknown format.
     """
     importer = FORMATS[format_name]
     summary = ImportSummary()
+    exclusions = exclusions or Exclusions()
     for path in files:
+        if exclusions.file(path):
+            summary.excluded += 1
+            continue
         result: ImportResult = importer.parse(path)
+        kept = [thread for thread in result.threads if not exclusions.thread(thread)]
+        summary.excluded += len(result.threads) - len(kept)
+        result.threads = kept
         summary.files += 1
         summary.skipped_lines.update(result.skipped)
         summary.warnings.extend(result.warnings)

@@ -209,4 +209,8 @@ IMPORTER = Importer(
     what="trajectory",
     expects="expected a JSON object with trajectory or history, in a .traj file",
     order=50,
+    suffixes=(".traj", ".json"),
+    live="rewrite",
+    watch_by_default=False,
+    records=("messages", "tool calls"),
 )

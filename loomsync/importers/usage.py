@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from loomsync.core.document.model import Message
+
 #: The count members of a usage object, in the order they are documented.
 COUNTS = (
     "input_tokens",
@@ -86,4 +88,18 @@ def usage(
     return out
 
 
-__all__ = ["COUNTS", "usage"]
+def note(message: Message, found: dict[str, Any] | None) -> None:
+    """Set ``message.usage`` to ``found`` (a :func:`usage` object); None leaves the message
+    without one (the agent recorded nothing for it)."""
+    if found is not None:
+        setattr(message, "usage", found)  # noqa: B010  (an extra member of the open model)
+
+
+def of(message: Message) -> dict[str, Any] | None:
+    """The ``usage`` object of ``message``, or None (a message without usage, or one whose
+    ``usage`` member is not a JSON object)."""
+    value = (message.model_extra or {}).get("usage")
+    return value if isinstance(value, dict) else None
+
+
+__all__ = ["COUNTS", "note", "of", "usage"]

@@ -21,6 +21,7 @@ from pathlib import Path
 from loomsync.config import ClientConfig, ClientPaths, default_paths, load_config
 from loomsync.errors import ConfigError
 from loomsync.http.connect import open_store
+from loomsync.importers.exclude import Exclusions
 from loomsync.importers.run import import_owner
 from loomsync.store.summary import SyncOutcome
 from loomsync.sync.syncing import SyncingThreadStore
@@ -111,7 +112,7 @@ def _until_login_changes(
 def _watch(paths: ClientPaths, config: ClientConfig, stop: threading.Event | None) -> list[Source]:
     stop = stop or threading.Event()
     offsets = Offsets(offsets_file(paths))
-    watched = sources(config.watch)
+    watched = sources(config.watch, exclusions=Exclusions.of(config.imports))
     waiting = [str(source.root) for source in watched if not source.root.is_dir()]
     log.info(
         "started: %d folder(s) to watch%s; offsets in %s",
@@ -169,7 +170,10 @@ def _capture(
 
     try:
         owner = import_owner(paths, config)
-        capture = Capture(store, offsets, owner, on_saved=saved, stop=ended)
+        capture = Capture(
+            store, offsets, owner, on_saved=saved, stop=ended,
+            exclusions=Exclusions.of(config.imports),
+        )  # fmt: skip
         run(
             capture,
             watched,

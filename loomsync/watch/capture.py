@@ -19,6 +19,8 @@ visibility and tags chosen here kept, never shorter).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import stat as stat_module
@@ -32,6 +34,7 @@ from typing import Any
 from loomsync.core.document.model import Message, Thread
 from loomsync.importers import FORMATS, detect_format
 from loomsync.importers.common import Importer, ImportResult, jsonl_records
+from loomsync.importers.exclude import Exclusions
 from loomsync.importers.run import (
     ImportOwner,
     comparable,
@@ -110,10 +113,14 @@ class Capture:
         owner: ImportOwner,
         on_saved: Callable[[Saved], None] | None = None,
         stop: threading.Event | None = None,
+        exclusions: Exclusions | None = None,
     ) -> None:
         """See the class docstring; ``stop``: when set, a scan ends early (SIGTERM during
-        the first read of many files)."""
+        the first read of many files); ``exclusions``: config.toml's ``[import]``
+        (:mod:`loomsync.importers.exclude`): a file inside an excluded repository is never
+        opened, a session of one is never saved."""
         self.stop = stop or threading.Event()
+        self.exclusions = exclusions or Exclusions()
         self.store = store
         self.offsets = offsets
         self.owner = owner
@@ -139,8 +146,13 @@ class Capture:
                     self.changed(path, source)
         return count
 
-    def removed(self, path: Path) -> None:
-        """A file is gone: forget its offset (its threads stay)."""
+    def removed(self, path: Path, source: Source | None = None) -> None:
+        """A file is gone: forget its offset (its threads stay). A sibling of a session unit
+        gone (a SQLite ``-wal`` checkpointed into its database and deleted) is a change of
+        that unit."""
+        if source is not None and (unit := _unit_of(path, source)) is not None and unit[1] != path:
+            self.changed(unit[1], source)
+            return
         key = str(path)
         self._files.pop(key, None)
         self.junk.settled(key)
@@ -149,8 +161,14 @@ class Capture:
             self.offsets.forget(key)
 
     def changed(self, path: Path, source: Source) -> None:
-        """Import what ``path`` gained. Never raises for a file (unreadable, gone, not a
-        session: logged); a failing save is logged and read again at the next change."""
+        """Import what the session unit of ``path`` gained (``path`` itself, or the file its
+        agent's ``unit_of`` names: a SQLite ``-wal`` → its ``.db``). Never raises for a file
+        (unreadable, gone, not a session: logged); a failing save is logged and read again at
+        the next change."""
+        found = _unit_of(path, source)
+        if found is None or self.exclusions.file(found[1]):
+            return  # a file of the agent that is no session of it (a lock), or never read
+        named, path = found
         key = str(path)
         try:
             info = path.lstat()  # a link is not followed out of the watched folder
@@ -164,13 +182,19 @@ class Capture:
             return
         row = self.rows.get(key)
         same = row is not None and row.same_file(info)
+        name = named or (row.format if row is not None and same and row.format else None)
+        whole = name is not None and name in FORMATS and FORMATS[name].from_records is None
+        signature = _signature(path, FORMATS[name]) if whole and name is not None else ""
         if (
             row is not None
             and same
             and (row.size, row.mtime_ns) == (info.st_size, info.st_mtime_ns)
+            and (not whole or row.ignored or row.tail == signature)
         ):
             return  # nothing new (the start-up case for almost every file)
-        name = row.format if row is not None and same and row.format else _format(path, source)
+        known = row is not None and same and row.format == name and not row.ignored
+        if not known:
+            name = _format(path, source)
         if name is None:
             self._not_a_session(path, info, source)
             return
@@ -252,7 +276,8 @@ class Capture:
         """Read what ``path`` gained and save its sessions: how many sessions it holds, None
         when nothing new could be read yet (a half-written line)."""
         key = str(path)
-        if importer.from_records is None:
+        if importer.from_records is None:  # live "rewrite" or "sqlite": the unit read whole
+            tail = _signature(path, importer)  # before reading: a change during it is seen
             result = importer.parse(path)
             state = _File(info.st_dev, info.st_ino)
             previous = self._files.pop(key, None)
@@ -261,7 +286,7 @@ class Capture:
                 state.inode,
             ):
                 state.sessions, state.keys = previous.sessions, previous.keys
-            offset, tail = info.st_size, ""
+            offset = info.st_size
         else:
             state = self._follow(key, info)
             tail_read = read_lines(path, state.offset)
@@ -284,7 +309,8 @@ class Capture:
         while len(self._files) > OPEN_FILES:
             self._files.popitem(last=False)
         for thread in result.threads:
-            self._save(path, name, state, thread)
+            if not self.exclusions.thread(thread):
+                self._save(path, name, state, thread)
         row = Offset(key, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, offset, tail,
                      name, ignored=key in self.junk.said)  # fmt: skip
         self.offsets.put(row)  # after the saves: a kill before it reads those lines again
@@ -401,6 +427,51 @@ def _same_prefix(left: list[Message], right: list[Message]) -> int:
             break
         count += 1
     return count
+
+
+def _unit_of(path: Path, source: Source) -> tuple[str | None, Path] | None:
+    """``(agent, unit)``: the session unit a changed ``path`` belongs to (the agent's
+    ``unit_of``; ``path`` itself for an agent without one) and the agent when the source
+    names it (None: a folder of any agent, told by :func:`_format` later). None when the
+    source's agent says ``path`` is none of its session files."""
+    if source.format is not None and source.format in FORMATS:
+        importer = FORMATS[source.format]
+        unit = importer.unit_of(path) if importer.unit_of is not None else path
+        return None if unit is None else (source.format, unit)
+    for name, importer in FORMATS.items():  # a folder of any agent: the first whose unit it is
+        if importer.unit_of is None or not path.name.endswith(importer.suffixes):
+            continue
+        unit = importer.unit_of(path)
+        if unit is not None and unit != path and unit.is_file() and importer.detect(unit):
+            return name, unit
+    return None, path
+
+
+def _signature(unit: Path, importer: Importer) -> str:
+    """What tells that a unit read whole changed: the size and modification time of the unit
+    and of its siblings (the files of its folder whose ``unit_of`` is the unit: a session
+    folder's other files, a database's ``-wal``), as one SHA-256 (hex)."""
+    parts: list[str] = []
+    files = [unit]
+    if importer.unit_of is not None:
+        try:
+            names = sorted(os.listdir(unit.parent))
+        except OSError:
+            names = []
+        files += [
+            unit.parent / name
+            for name in names
+            if name != unit.name
+            and not name.endswith("-shm")  # SQLite's shared-memory index: readers touch it
+            and importer.unit_of(unit.parent / name) == unit
+        ]
+    for file in files:
+        try:
+            info = file.stat()
+        except OSError:
+            continue
+        parts.append(f"{file.name}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _format(path: Path, source: Source) -> str | None:

@@ -160,7 +160,7 @@ def _watch(
             if source is None or not within(path, source.root):
                 continue  # outside, or through a symbolic link (loomsync/watch/confine.py)
             if change == watchfiles.Change.deleted:
-                capture.removed(path)
+                capture.removed(path, source)
             elif path.is_dir():
                 capture.scan(Source(path, source.format))  # a folder moved in, or made
             elif source.wants(path):

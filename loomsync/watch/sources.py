@@ -1,15 +1,26 @@
-"""Which folders ``loomsync watch`` watches, and for which format (issue 17 item 1).
+"""Which folders ``loomsync watch`` watches, and for which agent (issue 17 item 1, issue 28).
 
-By default the usual folders of the agents that write sessions as they work: Codex
-(``~/.codex/sessions``, ``~/.codex/archived_sessions``, or under ``$CODEX_HOME``), Claude Code
-(``~/.claude/projects``, and ``$CLAUDE_CONFIG_DIR/projects``) and Gemini CLI
-(``~/.gemini/tmp``). ``[watch]`` in config.toml replaces a format's folders (relative to
-``$HOME`` unless absolute), names Aider workspaces, and adds folders of any format::
+Everything comes from the importers' own declarations (:class:`loomsync.importers.Importer`),
+so an importer added to the ``loomsync.importers`` entry-point group is watched with no change
+here:
 
-    [watch]
-    codex = [".codex/sessions"]
-    aider = ["src/shop", "src/blog"]
-    folders = ["agent-logs"]
+- **Without a ``[watch]`` entry for an agent** it is watched in its usual folders
+  (``default_paths()``) when its ``live`` is not ``none`` and either ``watch_by_default`` is
+  set (its folders are waited for when missing: the agent may be installed later) or one of
+  its folders exists when the watch starts (the agent was found on this machine,
+  :mod:`loomsync.importers.found`). An import-only agent (``live="none"``) is never watched.
+- **A ``[watch]`` key naming an agent** replaces its folders (relative to ``$HOME`` unless
+  absolute); ``[]`` watches none of it. ``folders`` adds folders of any agent::
+
+      [watch]
+      codex = [".codex/sessions"]
+      aider = ["src/shop", "src/blog"]
+      folders = ["agent-logs"]
+
+- **``[import] exclude_agents``** leaves an agent out altogether, configured or not.
+
+Which files of a folder are looked at: those whose name ends with one of the agent's
+``suffixes`` (any registered agent's for a ``folders`` entry).
 """
 
 from __future__ import annotations
@@ -18,23 +29,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loomsync.config import WatchConfig
+from loomsync.errors import ConfigError
 from loomsync.importers import FORMATS
+from loomsync.importers.exclude import Exclusions
 
-#: Formats watched in their usual folders when ``[watch]`` does not name them.
-WATCHED_BY_DEFAULT = ("codex", "claude-code", "gemini-cli")
 
-#: The name ends of the files each format writes; other files in a watched folder are not
-#: looked at (lock files, temporary files, Gemini's ``logs.json`` is told apart by ``detect``).
-SUFFIXES: dict[str, tuple[str, ...]] = {
-    "codex": (".jsonl",),
-    "claude-code": (".jsonl",),
-    "gemini-cli": (".json",),
-    "aider": (".aider.chat.history.md",),
-    "codex-tui": (".jsonl",),
-    "swe-agent": (".traj", ".json"),
-    "openhands": (".json", ".jsonl"),
-}
-_ANY_SUFFIX = tuple(sorted({end for ends in SUFFIXES.values() for end in ends}))
+def watched_by_default() -> tuple[str, ...]:
+    """The agents watched in their usual folders even before those exist."""
+    return tuple(
+        name for name, imp in FORMATS.items() if imp.watch_by_default and imp.live != "none"
+    )
+
+
+def suffixes(name: str | None) -> tuple[str, ...]:
+    """The name ends of the files agent ``name`` writes (every agent's for None)."""
+    if name is not None:
+        return FORMATS[name].suffixes
+    return tuple(sorted({end for importer in FORMATS.values() for end in importer.suffixes}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +57,10 @@ class Source:
     format: str | None
 
     def wants(self, path: Path) -> bool:
-        """True if ``path`` (under :attr:`root`) has a name a session file of this source
-        may have; hidden temporary files (``.x.json.tmp``) do not."""
-        ends = SUFFIXES.get(self.format, _ANY_SUFFIX) if self.format else _ANY_SUFFIX
+        """True if ``path`` (under :attr:`root`) has a name a file of this source's agent
+        may have (its ``suffixes``; a ``-wal`` or ``-shm`` of a SQLite store among them);
+        hidden temporary files (``.x.json.tmp``) do not."""
+        ends = suffixes(self.format if self.format in FORMATS else None)
         return path.name.endswith(ends)
 
 
@@ -57,19 +69,48 @@ def _folder(home: Path, text: str) -> Path:
     return path if path.is_absolute() else home / path
 
 
-def sources(config: WatchConfig, home: Path | None = None) -> list[Source]:
+def _configured(config: WatchConfig) -> dict[str, list[str]]:
+    """``[watch]``'s agent keys by importer name.
+
+    Raises:
+        ConfigError: a key names no installed importer.
+    """
+    configured = config.agent_folders()
+    unknown = sorted(name for name in configured if name not in FORMATS)
+    if unknown:
+        raise ConfigError(
+            f"invalid client configuration: watch.{unknown[0]}: no such agent; installed:"
+            f" {', '.join(FORMATS)}"
+        )
+    return configured
+
+
+def sources(
+    config: WatchConfig, home: Path | None = None, exclusions: Exclusions | None = None
+) -> list[Source]:
     """The watched folders of ``config`` (``home`` defaults to ``$HOME``), in a stable order,
-    without duplicates (the first format naming a folder keeps it)."""
+    without duplicates (the first agent naming a folder keeps it); see the module docstring.
+
+    Raises:
+        ConfigError: ``[watch]`` names an agent no importer is installed for.
+    """
     home = home or Path.home()
+    exclusions = exclusions or Exclusions()
+    configured = _configured(config)
+    by_default = watched_by_default()
     found: dict[Path, Source] = {}
     for name, importer in FORMATS.items():
-        # a format with no [watch] key of its own (a newer or third-party importer) is unset
-        configured: list[str] | None = getattr(config, name.replace("-", "_"), None)
-        if configured is None:
-            roots = importer.default_paths() if name in WATCHED_BY_DEFAULT else []
+        if exclusions.agent(name):
+            continue
+        if name in configured:
+            roots = [_folder(home, text) for text in configured[name]]
+        elif importer.live == "none":
+            roots = []
         else:
-            roots = [_folder(home, text) for text in configured]
+            usual = importer.default_paths()
+            roots = usual if name in by_default else [p for p in usual if p.exists()]
         for root in roots:
+            root = root.parent if root.is_file() else root  # a database: watch its folder
             found.setdefault(root, Source(root, name))
     for text in config.folders:
         root = _folder(home, text)
@@ -88,4 +129,4 @@ def source_of(path: Path, watched: list[Source]) -> Source | None:
     return best
 
 
-__all__ = ["SUFFIXES", "WATCHED_BY_DEFAULT", "Source", "source_of", "sources"]
+__all__ = ["Source", "source_of", "sources", "suffixes", "watched_by_default"]

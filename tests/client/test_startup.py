@@ -8,8 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from loomsync.cli.main import FORMAT_NAMES
 from loomsync.importers import FORMATS
+from tests.client.conftest import LOOMSYNC
 
 #: Imported by ``loomsync list`` (the modules its store is made of), nothing more.
 LISTING = "loomsync.cli.main, loomsync.http.connect, loomsync.store.local, loomsync.sync.syncing"
@@ -35,5 +35,18 @@ def test_a_listing_imports_none_of_the_heavy_modules() -> None:
     assert [name for name in HEAVY if name in loaded] == []
 
 
-def test_the_format_names_the_help_shows_are_the_importers() -> None:
-    assert tuple(FORMATS) == FORMAT_NAMES
+def test_the_cli_loads_no_importer_to_start_and_names_every_registered_one_when_asked() -> None:
+    """No hard-coded copy of the importer names (issue 28: an importer registered through the
+    entry-point group is never missing from a list of the CLI's): the help does not list
+    them, so nothing loads them before a command runs; an unknown format is answered with
+    every registered name."""
+    code = "import sys, loomsync.cli.main; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    assert [name for name in loaded if name.startswith("loomsync.importers")] == []
+    refused = subprocess.run(
+        [str(LOOMSYNC), "import", "no-such-agent"], capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 2
+    said = " ".join(refused.stderr.split())
+    assert all(name in said for name in FORMATS), said

@@ -53,6 +53,7 @@ def test_importing_the_importers_never_imports_the_server() -> None:
 
     assert done.stdout.strip() == "[]"
     assert loomsync.importers.__all__ == [
+        "BROKEN",
         "FORMATS",
         "ImportResult",
         "Importer",
