@@ -427,5 +427,5 @@ IMPORTER = Importer(
     unit_of=unit_of,
     live="rewrite",
     watch_by_default=True,
-    records=("messages", "tool calls", "usage", "subagents", "lineage"),
+    records=("messages", "tool calls", "usage", "subagents"),
 )

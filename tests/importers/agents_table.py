@@ -36,6 +36,21 @@ HEADER = (
 #: declares, under its name alone): ``(agent, word)`` or ``agent`` → that test file.
 BUILT: dict[tuple[str, str] | str, str] = {
     ("claude-code", "lineage"): "tests/importers/test_claude_code.py",
+    ("qwen-code", "git"): "tests/importers/test_qwen_droid_grok.py",
+    ("crush", "subagents"): "tests/importers/test_gostore.py",
+    ("opencode-go", "subagents"): "tests/importers/test_gostore.py",
+    ("opencode", "subagents"): "tests/importers/test_opencode.py",
+    ("pi", "lineage"): "tests/importers/test_pi.py",
+    ("roo-code", "subagents"): "tests/importers/test_roo_code.py",
+    ("continue", "tool calls"): "tests/importers/test_continue.py",
+    ("continue", "usage"): "tests/importers/test_continue.py",
+    # the real Goose database holds no message: everything is shown on copies filled as Goose
+    # writes them
+    "goose": "tests/importers/test_goose.py",
+    # no sample file at all: learned from the agents' public sources
+    "amp": "tests/importers/test_amp.py",
+    "cursor": "tests/importers/test_cursor.py",
+    "zed": "tests/importers/test_zed.py",
 }
 
 _GIT = (
@@ -131,7 +146,10 @@ def where(importer: Importer) -> str:
             else str(path)
             for path in importer.default_paths()
         ]
-    return ", ".join(f"`{path}`" for path in paths) if paths else "(name the folder)"
+    if not paths:
+        return "(name the folder)"
+    shown = ", ".join(f"`{path}`" for path in paths[:3])
+    return shown + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 def _of(part: int, whole: int) -> str:
@@ -139,8 +157,10 @@ def _of(part: int, whole: int) -> str:
 
 
 def built(name: str, word: str) -> str | None:
-    """The test that shows agent ``name`` records ``word`` on files it builds, or None."""
-    return BUILT.get((name, word)) or BUILT.get(name)
+    """The test that shows agent ``name`` records ``word`` on files it builds, or None (an
+    agent named whole in :data:`BUILT`: the words its importer declares)."""
+    whole = BUILT.get(name) if word in FORMATS[name].records else None
+    return BUILT.get((name, word)) or whole
 
 
 def _cell(name: str, word: str, shown: str) -> str:
@@ -156,7 +176,11 @@ def row(importer: Importer, found: Capabilities) -> str:
     cells = [
         f"{importer.agent or importer.name} (`{importer.name}`)",
         f"{found.files:,}",
-        f"{found.messages:,} in {found.threads:,} threads",
+        _cell(
+            name,
+            "messages",
+            "—" if not found.messages else f"{found.messages:,} in {found.threads:,} threads",
+        ),
         _cell(
             name,
             "tool calls",

@@ -78,6 +78,20 @@ def test_qwen_thoughts_are_kept_out_of_the_content(tmp_path: Path) -> None:
     assert thread.messages[0].usage["reasoning_tokens"] == 7
 
 
+def test_qwen_git_branch_is_taken_from_its_lines(tmp_path: Path) -> None:
+    """Qwen Code writes ``gitBranch`` on each line inside a repository (the corpus file ran
+    outside one): the first line's branch is the initial one, the last line's the current."""
+    lines = [json.loads(text) for text in QWEN.read_text("utf-8").splitlines() if text.strip()]
+    for index, line in enumerate(lines):
+        line["gitBranch"] = "main" if index == 0 else "fix/retries"
+    target = tmp_path / QWEN.name
+    target.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    [thread] = FORMATS["qwen-code"].parse(target).threads
+
+    assert (thread.git_initial_branch, thread.git_branch) == ("main", "fix/retries")
+
+
 def test_droid_fixture_pairs_the_tool_result_and_keeps_the_session_start() -> None:
     [thread] = FORMATS["droid"].parse(DROID).threads
 
