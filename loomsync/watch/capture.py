@@ -20,7 +20,6 @@ visibility and tags chosen here kept, never shorter).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import stat as stat_module
