@@ -82,7 +82,7 @@ def _head_uuid(path: str, _size: int, _mtime_ns: int) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)
 def _read(path: str, _size: int, _mtime_ns: int) -> tuple[list[dict[str, Any]], frozenset[str]]:
     """The records of the file at ``path`` and the ``uuid`` s of its lines (cached by size and
     modification time, which only key the cache)."""
