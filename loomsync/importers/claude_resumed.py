@@ -4,12 +4,15 @@ How Claude Code writes it: ``claude --resume`` (and ``--continue``, ``--fork-ses
 not append to the session it continues. It starts a new session id, so a new file
 ``<project folder>/<new session id>.jsonl`` beside the old one, and writes into it a copy of
 the history it continues before the first new turn: every copied line keeps its ``uuid`` and
-``parentUuid`` (the tree goes on from the copied leaf), and its ``timestamp``. The copied
-lines' ``sessionId`` is the new one in the versions observed in public reports
-(anthropics/claude-code issues #4926, #10806, #12235; usage tools such as ccusage and
-agentsview deduplicate the copies by message id across files), while files written by some
-versions keep the old ``sessionId`` on the copied lines (issue 15, item 5). The new file may
-open with a ``summary`` line whose ``leafUuid`` is a line of the old session.
+``parentUuid`` (the tree goes on from the copied leaf), and its ``timestamp``. Public
+reports agree on that much (anthropics/claude-code issues #4926, #10806 and #12235: a new
+file under a new id on every resume; notes of tools reading these files: the new file
+"copies the entire conversation history" and opens with a ``summary`` line whose
+``leafUuid`` is the old session's last message; ccusage and agentsview deduplicate the
+copies across files by message id), not on which ``sessionId`` the copies carry: the
+current shape gives them the new one (the shape issue 27 describes and the tests build from
+a real transcript), files of earlier versions keep the old one (issue 15, item 5). Both are
+handled.
 
 So the copy is recognised by what survives in both shapes: the message ``uuid`` s. A file is
 a resumption of a sibling file (same folder) when its first conversation lines are lines of
