@@ -155,6 +155,26 @@ def widens(payload: Mapping[str, object] | None) -> bool:
     )
 
 
+#: How long the words of an untitled source may be in a fork's title.
+FORK_TITLE_WORDS = 60
+
+
+def fork_title(source: Thread) -> str:
+    """The title of a fork of ``source``: its title (untitled: the first line of its first
+    user message, cut at :data:`FORK_TITLE_WORDS` characters), then ``(fork of <source
+    id>)``. Stored in the fork's ``metadata.title``, it shows in every listing (``loomsync
+    list``, the server's list, the MCP ``list_threads``, the web), so a fork is never one
+    more row with its source's title."""
+    title = source.metadata.title
+    if not title:
+        first = next((m.content for m in source.messages if m.role == "user"), "")
+        words = first.strip().split("\n", 1)[0].strip() if first else ""
+        if len(words) > FORK_TITLE_WORDS:
+            words = words[: FORK_TITLE_WORDS - 1].rstrip() + "…"
+        title = words or "untitled"
+    return f"{title} (fork of {source.id})"
+
+
 def forked(
     source: Thread,
     *,
@@ -166,8 +186,9 @@ def forked(
     """A fork: messages ``[0, up_to)`` (all by default) under a new id, as the server forks.
 
     The fork is visibility ``private`` and not shared with support (unless ``keep_sharing``:
-    a conflict fork keeps the source's sharing), has no server fields, and
-    ``metadata.extra.forked_from = {"id", "version"[, "reason"]}``.
+    a conflict fork keeps the source's sharing), has no server fields,
+    ``metadata.extra.forked_from = {"id", "version"[, "reason"]}``, and the title of
+    :func:`fork_title`, so every listing tells it from its source (issue 27, item 10).
 
     Raises:
         InvalidInputError: ``up_to`` is negative or past the end of the thread.
@@ -187,6 +208,7 @@ def forked(
         origin["reason"] = reason
     metadata = dict(data.get("metadata") or {})
     metadata["extra"] = {**dict(metadata.get("extra") or {}), "forked_from": origin}
+    metadata["title"] = fork_title(source)
     stamp = now()
     data.update(
         id=new_id or ThreadId.new(),
@@ -202,9 +224,11 @@ def forked(
 
 
 __all__ = [
+    "FORK_TITLE_WORDS",
     "VISIBILITIES",
     "archived_at",
     "compose_patches",
+    "fork_title",
     "forked",
     "merge_patch",
     "now",

@@ -92,12 +92,17 @@ def for_outcome(outcome: SyncOutcome) -> ExitCode:
 def for_sync(outcomes: Iterable[SyncOutcome], counts: QueueCounts) -> ExitCode:
     """The code of ``loomsync sync`` (and of an import's sync): LOGIN when the server refused
     the token, FAILED while the queue holds a failed entry, UNREACHABLE while entries are
-    still pending (the server away or busy), else OK."""
-    codes = [for_outcome(outcome) for outcome in outcomes]
+    still pending because the server could not be reached or had trouble (an outcome of the
+    run says ``unreachable``), FAILED ("not done") while entries are pending for another
+    reason with the server up (issue 27, item 10: never 4 with the server answering), else
+    OK. A fork sent with its source is done: OK."""
+    done = list(outcomes)
+    codes = [for_outcome(outcome) for outcome in done]
     if counts.failed:
         codes.append(ExitCode.FAILED)
     if counts.pending:
-        codes.append(ExitCode.UNREACHABLE)
+        away = any(outcome.unreachable for outcome in done)
+        codes.append(ExitCode.UNREACHABLE if away else ExitCode.FAILED)
     return worst(codes)
 
 

@@ -326,12 +326,14 @@ def sync_summary(
     count: dict[str, int] = {}
     for outcome in outcomes:
         count[outcome.status] = count.get(outcome.status, 0) + 1
-    sent = count.get("synced", 0) + count.get("up_to_date", 0)
+    sent = count.get("synced", 0) + count.get("up_to_date", 0) + count.get("merged", 0)
+    forked = len([o for o in outcomes if o.fork_id is not None])  # sent or not (issue 27)
     head = Text(
         f"Sent {sent}, pulled {count.get('pulled', 0)}, failed {counts.failed}, "
-        f"forked {count.get('forked', 0)}; {counts.pending} still pending."
+        f"forked {forked}; {counts.pending} still pending."
     )
-    notable = ("forked", "gone", "failed", "pending", "skipped", "token_refused")
+    stopped = any(o.unreachable or o.status == "token_refused" for o in outcomes)
+    notable = ("forked", "merged", "gone", "failed", "pending", "skipped", "token_refused")
     lines: list[RenderableType] = [head]
     lines += [outcome_line(o) for o in outcomes if o.status in notable]
     said = {(o.thread_id, o.op) for o in outcomes if o.status in ("failed", "gone")}
@@ -343,6 +345,7 @@ def sync_summary(
             line.append(": " + printable(entry.last_error or "refused by the server"))
             lines.append(line)
     reported = {o.thread_id for o in outcomes if o.status in notable}
+    reported |= {o.fork_id for o in outcomes if o.fork_id is not None}  # said with its source
     left = [e for e in waiting if not e.failed and e.thread_id not in reported]
     shown = WAITING_SHOWN - len([o for o in outcomes if o.status in ("pending", "token_refused")])
     shown = max(shown, 1) if left else 0
@@ -353,7 +356,10 @@ def sync_summary(
         else:
             op = "" if entry.op == "save" else f" ({entry.op})"
             line.append("pending" + op, style="bold yellow")
-            line.append(": not tried, the run stopped at the first that could not be sent")
+            if stopped:
+                line.append(": not tried, the run stopped at the first that could not be sent")
+            else:  # queued while the run went on (another process), or its sync was busy
+                line.append(": not sent by this run; `loomsync sync` again sends it")
         lines.append(line)
     if len(left) > shown:
         lines.append(Text(f"… and {len(left) - shown} more (`loomsync sync --status` lists them)."))
@@ -367,9 +373,10 @@ def print_lines(console: Console, parts: Sequence[RenderableType]) -> None:
 
 
 def outcome_line(outcome: SyncOutcome) -> Text:
-    """One line for a notable sync outcome (forked, gone, failed, pending, skipped)."""
+    """One line for a notable sync outcome (forked, merged, gone, failed, pending, skipped)."""
     style = {
         "forked": "yellow",
+        "merged": "green",
         "gone": "yellow",
         "failed": "red",
         "pending": "yellow",

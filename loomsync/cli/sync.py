@@ -10,7 +10,11 @@ else (``--json``: the ``requeue`` field).
 The summary counts what the queue holds after the run (:meth:`SyncingThreadStore.counts`, the
 count ``loomsync status`` prints too), so a failed entry of an earlier run is counted and
 listed; the exit code is :func:`loomsync.cli.exits.for_sync`'s (issue 16 items 2 and 3: 3 when
-the server refused the token, 1 while an entry failed, 4 while entries wait for the server).
+the server refused the token, 1 while an entry failed, 4 while entries wait for a server that
+could not be reached; issue 27 item 10: 1 while entries are left pending with the server up).
+A fork made while the run went on, by it, the background sync of another ``loomsync`` process
+or ``loomsync watch``, is reported ``forked`` with its id and sent in the same run
+(:mod:`loomsync.sync.forks`).
 ``--drop`` and ``--discard-failed``: :mod:`loomsync.cli.drop`.
 """
 
@@ -72,8 +76,9 @@ def sync(
 ) -> None:
     """Send pending changes now (with a progress bar), then fetch newer copies.
 
-    Exit code 0 when everything is on the server, 1 while an entry failed, 3 when the server
-    refused the token, 4 while entries wait for the server.
+    Exit code 0 when everything is on the server (forks included), 1 while an entry failed or
+    is left pending with the server up, 3 when the server refused the token, 4 while entries
+    wait for a server that could not be reached.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -124,7 +129,7 @@ def sync(
             outcomes = store.retry_pending(
                 include_failed=retry_failed, progress=lambda _: progress.advance(task)
             )
-        stopped = any(o.status in ("pending", "token_refused") for o in outcomes)
+        stopped = any(o.unreachable or o.status == "token_refused" for o in outcomes)
         pulled = store.pull() if pull and not stopped else []
         counts = store.counts()
         failed = store.queue.failed()

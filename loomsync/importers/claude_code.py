@@ -20,8 +20,13 @@ answer are left out. What comes out, in file order:
 
 A subagent file, and each sidechain inside a session file, becomes a thread of its own with
 ``metadata.extra.parent_thread_id`` set to the session's thread. A session started by
-``claude --resume`` (its file opens with the resumed history under the old ``sessionId``) is
-its own thread with ``metadata.extra.resumed_from`` naming the thread it continues.
+``claude --resume`` (a new file under a new session id that opens with a copy of the history
+it continues, the copied lines keeping their ``uuid`` s) is its own thread with
+``metadata.extra.resumed_from`` naming the thread it continues, holding only what is new in
+its file: the copied history stays in the first thread alone, so search finds it once (issue
+27, item 9; why linking rather than folding: :func:`_without_copied_history`; how the copy is
+recognised: :mod:`loomsync.importers.claude_resumed`). When the original file is not beside
+it, the resumed file keeps the whole history (it is the only copy).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from typing import Any
 
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.document.model import Message, Role, Thread, ToolCall
+from loomsync.importers import claude_resumed
 from loomsync.importers.common import (
     Importer,
     ImportResult,
@@ -323,6 +329,29 @@ def _session_of(entries: list[Entry], fallback: str) -> tuple[str, str | None]:
     return own, (ids[0] if ids[0] != own else None)
 
 
+def _without_copied_history(
+    path: Path, entries: list[Entry], resumed_from: str | None
+) -> tuple[list[Entry], str | None, bool]:
+    """``(entries, resumed session id, trimmed)`` of a transcript once the history a
+    resumed session copied from a sibling file is left out (issue 27, item 9; how Claude Code
+    writes the copy and how it is found: :mod:`loomsync.importers.claude_resumed`).
+
+    The resumed thread keeps only what is new in its file and links to the thread it
+    continues, rather than being folded into that thread: the first thread stays what its own
+    file says (a re-import of either file, in any order, on any machine, gives the same two
+    documents; nothing is appended to a thread from a file that is not its own, which the
+    append-only sync and the watch rely on), and search finds each message once. When the
+    sibling is gone the file is the only copy of the history and keeps it all. ``trimmed`` is
+    True when copied lines were left out (a file holding only the copy so far then gives no
+    thread, and no "no conversation" warning: the new turn is still to come)."""
+    resumed = claude_resumed.find(path, entries, lambda lines, stem: _session_of(lines, stem)[0])
+    if resumed is None:
+        return entries, resumed_from, False
+    original, _ = _session_of(resumed.records, resumed.path.stem)
+    kept = [e for e in entries if e["uuid"] not in resumed.copied]
+    return kept, original, True
+
+
 def parse(path: Path) -> ImportResult:
     """Read one transcript: the session thread plus one thread per sidechain in it, or one
     subagent thread for an ``agent-*.jsonl`` file. Damaged lines are skipped and counted; an
@@ -352,13 +381,16 @@ def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult
         elif isinstance(kind, str) and uuid:
             seen.add(uuid)
             entries.append(record)
-    conversation = [e for e in entries if e.get("type") in _CONVERSATION]
     folder = path.parent.parent.name if path.parent.name == "subagents" else None
     session_id, resumed_from = _session_of(entries, folder or path.stem)
+    entries, resumed_from, trimmed = _without_copied_history(path, entries, resumed_from)
+    conversation = [e for e in entries if e.get("type") in _CONVERSATION]
+    if trimmed:  # the copied summary titles the thread it copied, not this one
+        summaries = [s for s in summaries if s[1] in {e["uuid"] for e in entries}]
     session = session_thread_id(NAME, session_id)
     threads: list[Thread | None] = []
     if path.name.startswith("agent-") or (
-        conversation and all(e.get("isSidechain") for e in conversation)
+        not trimmed and conversation and all(e.get("isSidechain") for e in conversation)
     ):
         agent_id = _first(entries, "agentId") or path.stem.removeprefix("agent-")
         thread_id = name_thread_id(NAME, "subagent", session_id, agent_id)
@@ -380,7 +412,7 @@ def from_records(path: Path, records: list[dict[str, Any]], result: ImportResult
             threads.append(_thread(path, group, thread_id, None, {"parent_thread_id": parent}))
     found = [t for t in threads if t is not None]
     result.threads.extend(found)
-    if not found:
+    if not found and not (trimmed and not conversation):
         result.warnings.append(f"{path}: no Claude Code conversation in this file")
 
 

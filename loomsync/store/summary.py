@@ -189,6 +189,7 @@ class SearchResults(BaseModel):
 
 SyncStatus = Literal[
     "synced",  # the server now holds the local copy
+    "merged",  # the server now holds the local copy merged with changes made elsewhere
     "up_to_date",  # nothing to send
     "local",  # the store has no server (local or memory store)
     "private",  # is_private: never sent
@@ -212,8 +213,14 @@ class SyncOutcome:
         op: the queue operation (``"save"``, ``"patch"``, ``"delete"``).
         detail: one line for people (the server's reason for a failure, ...).
         version: the server version afterwards, when known.
-        fork_id: the new thread holding the local side after a divergent conflict.
-        thread: the local copy afterwards, when the call had it at hand.
+        fork_id: the new thread holding the local side after a divergent conflict (with
+            ``"forked"``, or with ``"pending"``/``"failed"`` when the fork is not on the
+            server yet: ``detail`` says why).
+        thread: the local copy afterwards, when the call had it at hand (after a fork: the
+            fork, which holds the writer's messages).
+        unreachable: the entry stays pending because the server could not be reached or
+            had trouble (network, 408, 429, 5xx); exit code 4 follows it, while an entry
+            left pending for another reason is "not done" (1).
     """
 
     thread_id: str
@@ -223,6 +230,7 @@ class SyncOutcome:
     version: int | None = None
     fork_id: str | None = None
     thread: Thread | None = None
+    unreachable: bool = False
 
     @property
     def ok(self) -> bool:

@@ -72,10 +72,10 @@ def resolve(
         resolution = resolve_conflict(local, state.base, server)
         if resolution.kind != "diverged":
             merged = resolution.merged
-            if not _same_content(merged, local) and not engine.local.save_if_unchanged(
-                merged, stamp
-            ):
-                return None
+            if not _same_content(merged, local):
+                if not engine.local.save_if_unchanged(merged, stamp):
+                    return None
+                engine.merged.add(thread_id)  # the push's outcome says "merged"
             state.base = sync_base(server, server.version, engine.local.committed(thread_id))
             engine.states.put(thread_id, state)
             return None
@@ -87,14 +87,16 @@ def resolve(
             keep_sharing=True,
         )
         engine.local.save(fork)
+        # queued before the state names it: whoever sees the fork id finds its entry to push
+        engine.queue.add(str(fork.id), "save")
         if not engine.local.save_if_unchanged(server, stamp):
             engine.local.delete(str(fork.id))
+            engine.queue.discard(str(fork.id))
             return None
         engine.read_stamps[thread_id] = stamp_of(engine.local.path(thread_id).stat())
         state.base = sync_base(server, server.version, engine.local.committed(thread_id))
         state.fork_id = str(fork.id)
         engine.states.put(thread_id, state)
-    engine.queue.add(str(fork.id), "save")
     detail = (
         f"both sides added messages: the server's copy is kept as {thread_id}, "
         f"this machine's as {fork.id}"

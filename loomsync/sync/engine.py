@@ -114,6 +114,8 @@ class SyncEngine:
             after it sends the entry again).
         token_refused: the last 401 (the server refused the token), until a request of an
             entry succeeds again; None while the token is taken.
+        merged: the threads whose running push took changes made elsewhere into the local
+            copy on a 409 (its outcome is then ``"merged"``, issue 27 item 10).
     """
 
     def __init__(
@@ -137,6 +139,7 @@ class SyncEngine:
         self.retry_cap = retry_cap
         self.report = report
         self.read_stamps: dict[str, Stamp] = {}  # file stamp each push read, per thread
+        self.merged: set[str] = set()  # threads whose running push merged others' changes
         self.token_refused: TokenRefusedError | None = None
 
     def sync_lock(self, thread_id: str) -> FileLock:
@@ -209,7 +212,7 @@ class SyncEngine:
                 outcome = self.push(thread_id)
         except (NetworkError, ServerError) as exc:
             self.queue.retry_later(entry, str(exc), base=self.retry_base, cap=self.retry_cap)
-            outcome = SyncOutcome(thread_id, "pending", op, str(exc))
+            outcome = SyncOutcome(thread_id, "pending", op, str(exc), unreachable=True)
             if isinstance(exc, NetworkError):
                 raise StopRun(outcome) from None
             return outcome
@@ -312,6 +315,7 @@ class SyncEngine:
             CorruptThreadError: the local file does not parse (it was quarantined).
         """
         assert self.client is not None
+        self.merged.discard(thread_id)
         for _ in range(MAX_ROUNDS):
             base = self.states.get(thread_id).base
             quick = plan_from_file(self.local, thread_id, base)
@@ -330,8 +334,17 @@ class SyncEngine:
                 head = self.local.committed(thread_id)  # the commit just read
                 outcome = self._send(thread_id, plan_push(local, base), base, local, stamp, head)
             if outcome is not None:
-                return outcome
+                return self._merged(outcome)
         return SyncOutcome(thread_id, "pending", detail="the thread kept changing; will retry")
+
+    def _merged(self, outcome: SyncOutcome) -> SyncOutcome:
+        """``outcome`` as ``"merged"`` when a 409 of this push brought changes made elsewhere
+        into the local copy before it was sent (:func:`loomsync.sync.conflicts.resolve`)."""
+        if outcome.thread_id not in self.merged or outcome.status not in ("synced", "up_to_date"):
+            return outcome
+        self.merged.discard(outcome.thread_id)
+        detail = "merged with changes made elsewhere, then sent"
+        return SyncOutcome(outcome.thread_id, "merged", detail=detail, version=outcome.version)
 
     def _send(
         self,

@@ -113,7 +113,9 @@ def fork_target(local: LocalThreadStore, states: ThreadStates, thread: Thread) -
         if fork_file is not None and is_prefix(split(fork_file)[0], split(thread)[0]):
             extra = dict(thread.metadata.extra)
             extra["forked_from"] = fork_file.metadata.extra.get("forked_from")
-            metadata = thread.metadata.model_copy(update={"extra": extra})
+            metadata = thread.metadata.model_copy(  # the fork's title marks it as one
+                update={"extra": extra, "title": fork_file.metadata.title}
+            )
             return edits.with_fields(thread, id=fork_file.id, metadata=metadata.model_dump())
     target = edits.forked(thread, new_id=ThreadId.new(), reason="conflict", keep_sharing=True)
     state.fork_id = str(target.id)

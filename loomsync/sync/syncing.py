@@ -38,7 +38,7 @@ from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
 from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
-from loomsync.sync import onlinesearch, requeue, saving
+from loomsync.sync import forks, onlinesearch, requeue, saving
 from loomsync.sync.counts import QueueCounts, queue_counts
 from loomsync.sync.deletions import Deletions
 from loomsync.sync.engine import SyncEngine
@@ -230,33 +230,52 @@ class SyncingThreadStore:
         """Save a writer's divergent copy as a fork (:func:`loomsync.sync.saving.fork_target`)."""
         thread_id = str(thread.id)
         saved = self.save(saving.fork_target(self.local, self.states, thread))
-        outcome = SyncOutcome(
-            thread_id,
-            "forked",
-            detail=f"{thread_id} changed meanwhile; this copy was saved as {saved.id}",
-            fork_id=str(saved.id),
-            thread=saved,
-        )
+        how = f"{thread_id} changed here meanwhile"
+        outcome = dataclasses.replace(forks.forked(thread_id, str(saved.id), how), thread=saved)
         log.warning("%s", outcome.detail)
         self._report(outcome)
         return saved
 
     def save_and_sync(self, thread: Thread) -> SyncOutcome:
-        """Save, then push this thread now (waits on the network). Never raises for the network:
-        the outcome says ``"pending"`` (kept in the queue) or ``"failed"``."""
+        """Save, then push this thread now (waits on the network), and say what happened
+        (issue 27, item 10; :mod:`loomsync.sync.forks`):
+
+        - ``"synced"``: the server holds this copy; ``"merged"``: it holds this copy merged
+          with changes made elsewhere (``thread`` is the merged copy);
+        - ``"forked"``: another copy reached the server first and both added messages: the
+          server's copy stays under the thread's id, this one was saved as ``fork_id`` and
+          sent too (``thread`` is the fork), whether this call, the background sync or
+          another process on the store made the fork;
+        - ``"pending"`` (kept in the queue; ``detail`` says why, ``unreachable`` when the
+          server could not be reached), ``"failed"``, ``"token_refused"``, ``"gone"``; with
+          ``fork_id`` set when it is the fork that is not on the server yet.
+
+        Never raises for the network."""
+        thread = edits.prepared(thread)
+        thread_id = str(thread.id)
+        before = forks.fork_ids(self.states, [thread_id])
         saved = self.save(thread)
         if saved.is_private:
             return SyncOutcome(str(saved.id), "private", detail="private: never sent", thread=saved)
-        written = self.local.committed(str(saved.id))
-        outcome = self.sync_thread(str(saved.id))
+        if str(saved.id) != thread_id:  # the file changed here meanwhile: saved as a fork
+            how = f"{thread_id} changed here meanwhile"
+            return forks.send_fork(self, forks.forked(thread_id, str(saved.id), how))
+        written = self.local.committed(thread_id)
+        [outcome] = forks.with_forks(self.states, [self.sync_thread(thread_id)], before)
+        if outcome.status == "forked" and outcome.fork_id is not None:
+            return forks.send_fork(self, outcome)
         try:
             local = saving.unchanged(self.local, self.states, saved, written)
-            local = local or self.load(str(saved.id))
+            merged = local is None and snapshot(self.local.load(thread_id)) != snapshot(saved)
+            local = local or self.load(thread_id)
         except ThreadNotFoundError:
-            local = saved
+            local, merged = saved, False
         status = outcome.status
         if status == "up_to_date" and self.states.get(outcome.thread_id).base is not None:
             status = "synced"  # e.g. the background sync sent it first
+        if status == "synced" and merged:  # the background sync merged: say so
+            detail = "merged with changes made elsewhere, then sent"
+            return dataclasses.replace(outcome, status="merged", detail=detail, thread=local)
         return dataclasses.replace(outcome, status=status, thread=local)
 
     def sync_thread(self, thread_id: str) -> SyncOutcome:
@@ -416,10 +435,21 @@ class SyncingThreadStore:
         """Push every pending entry now, ignoring backoff (failed ones too if asked).
 
         Stops at the first network error (the rest stays pending). Never raises for the
-        network: outcomes say what happened.
+        network: outcomes say what happened. A fork made meanwhile (by this run, the
+        background sync or another process on the store) is reported ``"forked"`` with its
+        id and sent in the same run (:mod:`loomsync.sync.forks`).
         """
         entries = [e for e in self.queue.entries() if include_failed or not e.failed]
-        return self.engine.run(entries, wait=True, progress=progress)
+        before = forks.fork_ids(self.states, {e.thread_id for e in entries})
+        outcomes = forks.with_forks(
+            self.states, self.engine.run(entries, wait=True, progress=progress), before
+        )
+        stopped = any(o.unreachable or o.status == "token_refused" for o in outcomes)
+        for index, outcome in enumerate(outcomes):
+            if outcome.status == "forked" and outcome.fork_id is not None and not stopped:
+                outcomes[index] = forks.send_fork(self, outcome)
+                stopped = outcomes[index].unreachable
+        return outcomes
 
     def pull(self) -> builtins.list[SyncOutcome]:
         """Fetch newer server copies of this account's threads (see ``SyncEngine.pull``).

@@ -222,7 +222,12 @@ def test_a_resumed_session_is_its_own_thread_linked_to_the_one_it_continues(
     assert str(second.id) == f"T-{RESUMED}"
     assert second.metadata.extra["resumed_from"] == f"T-{SESSION}"
     assert second.metadata.extra["source"]["session_id"] == RESUMED
-    assert [m.content for m in second.messages] == [
+    # the copied history is the first thread's alone (issue 27, item 9)
+    assert [m.content for m in second.messages] == ["and then?", "more"]
+    original.unlink()  # the original gone: the resumed file is the only copy and keeps it all
+    [alone] = claude_code.parse(resumed).threads
+    assert alone.metadata.extra["resumed_from"] == f"T-{SESSION}"
+    assert [m.content for m in alone.messages] == [
         "first question", "first answer", "and then?", "more"
     ]  # fmt: skip
 
@@ -266,7 +271,10 @@ def test_a_sidechain_copied_into_a_resumed_session_keeps_its_thread(tmp_path: Pa
         [*history, {**_line("u2", "u1", "user", "and then?"), "sessionId": RESUMED}],
     )
     _, side = claude_code.parse(original).threads
-    session, copied = claude_code.parse(resumed).threads
+    [session] = claude_code.parse(resumed).threads  # the sidechain is the original file's
     assert str(session.id) == f"T-{RESUMED}"
+    assert [m.content for m in session.messages] == ["and then?"]
+    original.unlink()  # the original gone: the copy gives the same sidechain thread
+    session, copied = claude_code.parse(resumed).threads
     assert copied.id == side.id
     assert copied.metadata.extra["parent_thread_id"] == f"T-{SESSION}"
