@@ -32,6 +32,10 @@ matches that overlap each other (``x x x`` for the phrase ``"x x"``) are marked 
 never widen the fragment. So a snippet's text (without its marks) is at most ``window`` +
 (``MAX_FRAGMENTS`` - 1) * ``window // 2`` characters before HTML escaping, plus separators.
 
+**Redacted first** (issue 27 item 5): each region is redacted as part of the text around it
+before anything is cut from it (:func:`loomsync.core.textsearch.redacted.redacted_piece`), so a
+value whose name lies outside the snippet is a marker too.
+
 Output is HTML-escaped text with each match wrapped in ``<b>…</b>`` (API.md section 6), runs of
 white space as one space. Cuts fall on white space when one is near, and never inside a
 terminal escape sequence (``ESC [ 31 m``, OSC … BEL: kept whole or left out, as
@@ -53,6 +57,7 @@ from loomsync.core.textsearch.analyzer import tokens
 from loomsync.core.textsearch.cuts import boundary, prefix_pattern
 from loomsync.core.textsearch.normalize import normalize
 from loomsync.core.textsearch.query import Query, Unit
+from loomsync.core.textsearch.redacted import redacted_piece
 
 WINDOW_CHARS = 160
 #: Fragments of one snippet at most (the first of ``window`` characters, others half as long).
@@ -207,7 +212,7 @@ def _region(source: str, start: int, end: int, raw: bool, units: Sequence[Unit])
     if end < len(source):
         space = _BREAK.search(source, end, end + MARGIN_CHARS)
         end = space.start() if space else boundary(source, end + MARGIN_CHARS, forward=False)
-    piece = source[start:end]
+    piece = redacted_piece(source, start, end)  # redacted before it is cut (issue 27 item 5)
     if raw:
         while start > 0 and piece.startswith("n") and source[start - 1] == "\\":
             piece, start = piece[1:], start + 1  # not half of an escaped line break
