@@ -250,7 +250,7 @@ def main() -> None:
         *(f"set {name}: {len(items)} cases ({sum(c.kind is None for c in items)} negatives)"
           for name, items in sets[1:]),
         f"real: {len(messages)} messages ({megabytes:.2f} MB of text) from {args.transcripts}; "
-        "skipped: " + ("; ".join(skipped) or "none"),
+        f"skipped: {len(skipped)} files no importer recognises (listed with --json)",
     ]  # fmt: skip
     if loom is not None:
         header.append(f"loomsync: {loom.note} (git {_commit(loom.note)})")

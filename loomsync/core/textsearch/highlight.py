@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from loomsync.core.redactionmark import MARKER_PREFIX
 from loomsync.core.textsearch.analyzer import tokens
 from loomsync.core.textsearch.cuts import boundary, prefix_pattern
 from loomsync.core.textsearch.normalize import normalize
@@ -69,6 +70,7 @@ MAX_REGIONS = 6
 #: How far a word may run past a region's edge without being cut (longest lexeme and more).
 MARGIN_CHARS = 80
 _SPACE = re.compile(r"\s+")
+_MARKER = re.compile(re.escape(MARKER_PREFIX) + r"[a-z0-9\-]+\]")
 _BREAK = re.compile(r"\s")
 
 
@@ -213,11 +215,17 @@ def _region(source: str, start: int, end: int, raw: bool, units: Sequence[Unit])
         space = _BREAK.search(source, end, end + MARGIN_CHARS)
         end = space.start() if space else boundary(source, end + MARGIN_CHARS, forward=False)
     piece = redacted_piece(source, start, end)  # redacted before it is cut (issue 27 item 5)
+    redacted = MARKER_PREFIX in piece and piece != source[start:end]
     if raw:
         while start > 0 and piece.startswith("n") and source[start - 1] == "\\":
             piece, start = piece[1:], start + 1  # not half of an escaped line break
         piece = normalize(piece)
     matches = tuple(analyse(piece, units))
+    if redacted:  # a word of a marker this made ([REDACTED:aws-access-key]) is no match
+        markers = [m.span() for m in _MARKER.finditer(piece)]
+        matches = tuple(
+            m for m in matches if not any(s < m.end and m.start < e for s, e in markers)
+        )
     return Region(piece, start, start == 0, end >= len(source), matches)
 
 
