@@ -268,7 +268,7 @@ def main() -> None:
     else:
         tables = [
             *summary_lines(results),
-            *(_before_line(real_before) if real_before else []),
+            *(_before_line(args.baseline, real_before) if real_before else []),
             "",
             *(line for name, rows in per_set.items() for line in [*set_lines(name, rows), ""]),
         ]
@@ -296,10 +296,11 @@ def main() -> None:
     sys.exit(1 if missed or short else 0)
 
 
-def _before_line(real: dict[str, Any]) -> list[str]:
-    """The baseline's row of the real-transcripts table (no timing: another process)."""
+def _before_line(name: str, real: dict[str, Any]) -> list[str]:
+    """The baseline's row (git ref ``name``) of the real-transcripts table (no timing: it ran
+    in another process)."""
     return [
-        f"{'loomsync@baseline':27} {real['recall']:6.3f} {real['line_recall']:6.3f} "
+        f"{'loomsync@' + name:27} {real['recall']:6.3f} {real['line_recall']:6.3f} "
         f"{_fmt(real['kind_accuracy']):>6} {len(real['negatives_altered']):>4}/"
         f"{real['negatives']:<5} {real['real_altered_messages']:>6}/{real['real_messages']:<6} "
         f"{real['real_per_thousand']:6.2f}"

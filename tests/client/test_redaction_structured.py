@@ -7,21 +7,16 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 import uuid
 from pathlib import Path
 from typing import Any
 
 from tests.client.conftest import Person
-from tests.secrets.samples import ALNUM, B64
+from tests.secrets.samples import ALNUM, B64, drawer
 
 
 def _values() -> dict[str, str]:
-    rng = random.Random(uuid.uuid4().hex)
-
-    def draw(alphabet: str, n: int) -> str:
-        return "".join(rng.choice(alphabet) for _ in range(n))
-
+    draw = drawer(uuid.uuid4().hex)
     return {
         "bearer": draw(ALNUM, 24),
         "basic": base64.b64encode(f"ops:{draw(ALNUM, 12)}".encode()).decode(),

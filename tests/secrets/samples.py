@@ -10,6 +10,7 @@ import base64
 import json
 import random
 import string
+from collections.abc import Callable
 
 _RNG = random.Random(12)
 ALNUM = string.ascii_letters + string.digits
@@ -22,6 +23,17 @@ URLSAFE = ALNUM + "-_"
 def fake(alphabet: str, length: int) -> str:
     """``length`` characters of ``alphabet``, from the module's fixed-seed generator."""
     return "".join(_RNG.choice(alphabet) for _ in range(length))
+
+
+def drawer(seed: str) -> Callable[[str, int], str]:
+    """``draw(alphabet, length)``: random characters from a generator seeded with ``seed`` (a
+    test's fresh values, unlike the module's fixed ones)."""
+    rng = random.Random(seed)
+
+    def draw(alphabet: str, length: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(length))
+
+    return draw
 
 
 def _b64url(data: dict[str, object]) -> str:

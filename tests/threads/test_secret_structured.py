@@ -16,24 +16,20 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 import re
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from loomsync.core.document.ids import ThreadId
-from tests.secrets.samples import ALNUM, B64
+from tests.secrets.samples import ALNUM, B64, drawer
 from tests.threads.scan_support import assert_absent, existing_thread, seed
 
 
 def _values() -> dict[str, str]:
-    rng = random.Random(seed())
-
-    def draw(alphabet: str, n: int) -> str:
-        return "".join(rng.choice(alphabet) for _ in range(n))
-
+    draw = drawer(seed())
     return {
         "bearer": draw(ALNUM, 24),
         "basic": base64.b64encode(f"deploy:{draw(ALNUM, 12)}".encode()).decode(),
@@ -109,30 +105,25 @@ def test_put_redacts_credentials_held_as_structure_and_keeps_digests(
     assert headers["X-CSRF-Token"] == v["csrf"]
 
 
-def test_append_redacts_credentials_held_as_structure(
-    scan_http: Callable[[str], httpx.Client], alice: dict[str, str]
+@pytest.mark.parametrize("endpoint", ["append", "patch"])
+def test_append_and_patch_redact_credentials_held_as_structure(
+    scan_http: Callable[[str], httpx.Client], alice: dict[str, str], endpoint: str
 ) -> None:
     v = _values()
     client = scan_http("redact")
     tid = existing_thread(client, alice)
-    answer = client.post(
-        f"/api/threads/{tid}/messages",
-        json={"messages": [_tool_call(v)]},
-        headers={**alice, "If-Match": '"1"'},
-    )
+    if endpoint == "append":
+        answer = client.post(
+            f"/api/threads/{tid}/messages",
+            json={"messages": [_tool_call(v)]},
+            headers={**alice, "If-Match": '"1"'},
+        )
+    else:  # the calls kept in metadata.extra
+        extra = {"last_call": _tool_call(v)["tool_calls"]}
+        answer = client.patch(
+            f"/api/threads/{tid}", json={"metadata": {"extra": extra}}, headers=alice
+        )
     assert answer.status_code in (200, 201), answer.text
-    _check(client.get(f"/api/threads/{tid}", headers=alice).text, v)
-
-
-def test_patch_redacts_credentials_held_as_structure(
-    scan_http: Callable[[str], httpx.Client], alice: dict[str, str]
-) -> None:
-    v = _values()
-    client = scan_http("redact")
-    tid = existing_thread(client, alice)
-    extra = {"last_call": _tool_call(v)["tool_calls"]}
-    answer = client.patch(f"/api/threads/{tid}", json={"metadata": {"extra": extra}}, headers=alice)
-    assert answer.status_code == 200, answer.text
     _check(client.get(f"/api/threads/{tid}", headers=alice).text, v)
 
 
@@ -155,7 +146,7 @@ def test_reject_mode_refuses_a_header_object_and_names_where(
 def test_a_search_snippet_cut_after_the_name_shows_no_value(
     scan_http: Callable[[str], httpx.Client], alice: dict[str, str]
 ) -> None:
-    secret = "".join(random.Random(seed()).choice(B64) for _ in range(40))
+    secret = drawer(seed())(B64, 40)
     word = "zq" + seed()[:10].translate(str.maketrans("0123456789", "bcdfghjklm"))
     client = scan_http("off")  # stored as sent: only the snippet can hide it
     filler = "ordinary build output line\n" * 60
