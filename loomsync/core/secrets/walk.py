@@ -25,6 +25,7 @@ Unchanged values come back as the same objects (callers test ``new is old``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -181,6 +182,7 @@ _NAMED = re.compile(r"(?i)auth|cookie|token|key|secret|pass|pwd|credential")
 _NAME_SHAPE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
+@functools.lru_cache(maxsize=4096)
 def named_scan(name: str) -> bool:
     """Whether a value under the key ``name`` is also judged as the line ``name: value``."""
     return _NAME_SHAPE.fullmatch(name) is not None and _NAMED.search(name) is not None
@@ -190,6 +192,8 @@ def named_scan(name: str) -> bool:
 #: prose; the array is then judged as one command line (issue 27 item 1).
 _COMMAND = re.compile(r"[A-Za-z0-9_./+\-]{1,128}")
 MAX_ARGV = 1_000
+#: Longest value judged as ``NAME: value``: a header's value, not a file's content.
+MAX_NAMED = 8_192
 
 
 class Walker:
@@ -329,7 +333,12 @@ class Walker:
         if "://" in text and "@" in text:
             text = self._userinfo(text, path, out)
         found = None if self.engine.clean(text) else redact_string(self.engine, text, self.allowed)
-        if (not found or not found[1]) and key is not None and named_scan(key):
+        if (
+            (not found or not found[1])
+            and key is not None
+            and len(text) <= MAX_NAMED
+            and named_scan(key)
+        ):
             found = self._named(key, text)
         if not found or not found[1]:
             if key is not None and self._secret_field(key, text):
