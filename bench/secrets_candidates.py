@@ -39,6 +39,9 @@ class Candidate:
     name: str
     find: Callable[[str], list[Span]]
     redact: Callable[[str], str] | None = None
+    #: a JSON value redacted, and where each finding was: ``(path, kind)`` (issue 27 item 1:
+    #: a tool call's arguments judged as structure, not as text); None: ``find`` on its text
+    redact_json: Callable[[Any], tuple[Any, list[tuple[tuple[Any, ...], str]]]] | None = None
     session: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
     missing: str | None = None
     note: str = ""
@@ -61,8 +64,16 @@ def loomsync_candidate() -> Candidate:
     def find(text: str) -> list[Span]:
         return [(f.start, f.end, f.kind) for f in redactor.find(text)]
 
+    def redact_json(value: Any) -> tuple[Any, list[tuple[tuple[Any, ...], str]]]:
+        new, located = redactor.redact_value_located(value, ("tool_calls", 0, "arguments_json"))
+        return new, [(f.path[3:], f.kind) for f in located]
+
     return Candidate(
-        "loomsync", find, redact=redactor.redact_text, note=loomsync.core.secrets.__file__ or ""
+        "loomsync",
+        find,
+        redact=redactor.redact_text,
+        redact_json=redact_json,
+        note=loomsync.core.secrets.__file__ or "",
     )
 
 

@@ -54,6 +54,11 @@ class Case:
     text: str
     planted: tuple[Planted, ...]
     why: str = ""
+    #: ``text`` is the JSON of a tool call's arguments (issue 27 item 1): a candidate that
+    #: redacts JSON values (``redact_json``) gets the parsed value, the others the text
+    structured: bool = False
+    #: what a negative is (``csrf-token``, ``digest``, ``public-key``…; ``other`` when unsaid)
+    klass: str = "other"
 
 
 def load_labelled(folder: Path) -> list[Case]:
@@ -77,9 +82,10 @@ def load_labelled(folder: Path) -> list[Case]:
             for item in planted:
                 if item.value not in raw["text"]:
                     raise ValueError(f"{path.name}: {raw['id']}: a planted value is not in text")
-            cases.append(
-                Case(raw["id"], kind, raw["shape"], raw["text"], planted, raw.get("why", ""))
-            )
+            structured = bool(raw.get("structured"))
+            klass = raw.get("class", kind or "other")
+            text, why = raw["text"], raw.get("why", "")
+            cases.append(Case(raw["id"], kind, raw["shape"], text, planted, why, structured, klass))
     return cases
 
 
@@ -154,6 +160,25 @@ class LabelledScore:
     wrong_kind: list[tuple[str, str, str]] = field(default_factory=list)
     negatives: int = 0
     altered: list[tuple[str, str, str]] = field(default_factory=list)
+    by_class: Counter[str] = field(default_factory=Counter)
+    altered_by_class: Counter[str] = field(default_factory=Counter)
+    #: findings by the candidate's own kind name: on a planted value, and anywhere else
+    true_findings: Counter[str] = field(default_factory=Counter)
+    false_findings: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def precision(self) -> float:
+        """Caught values / (caught values + altered negatives): of what the candidate changed
+        or reported, how much was a credential (a case-level precision, comparable between
+        tools whatever they call their findings)."""
+        caught = sum(self.caught.values())
+        return caught / max(1, caught + len(self.altered))
+
+    def kind_precision(self, kind: str) -> float | None:
+        """Of the candidate's findings of ``kind`` (its own name), the share on a planted
+        value; None when it made none."""
+        total = self.true_findings[kind] + self.false_findings[kind]
+        return self.true_findings[kind] / total if total else None
 
     @property
     def recall(self) -> float:
@@ -175,26 +200,64 @@ def _preview(value: str) -> str:
     return f"{value[:6]}…({len(value)} chars)"
 
 
+def _run(candidate: Candidate, case: Case) -> tuple[list[Span], str | None]:
+    """A candidate's findings in a case and its redacted text (None for a report-only one).
+    A structured case goes to ``redact_json`` when the candidate has one: its findings are
+    then located by the strings they were found in (:func:`_json_spans`)."""
+    if case.structured and candidate.redact_json is not None:
+        value = json.loads(case.text)
+        new, found = candidate.redact_json(value)
+        redacted = json.dumps(new)
+        return _json_spans(case.text, value, found), redacted
+    spans = candidate.find(case.text)
+    return spans, candidate.redact(case.text) if candidate.redact else None
+
+
+def _json_spans(text: str, value: Any, found: list[tuple[tuple[Any, ...], str]]) -> list[Span]:
+    """Findings of a JSON walk as spans of ``text``: each covers the JSON text of the string
+    at its path (the whole text when the path no longer resolves: a renamed key)."""
+    spans: list[Span] = []
+    for path, kind in found:
+        item = value
+        for step in path:
+            try:
+                item = item[step]
+            except (KeyError, IndexError, TypeError):
+                item = None
+                break
+        where = text.find(json.dumps(item)[1:-1]) if isinstance(item, str) and item else -1
+        if where < 0:
+            spans.append((0, len(text), kind))
+        else:
+            spans.append((where, where + len(json.dumps(item)) - 2, kind))
+    return spans
+
+
 def score_labelled(candidate: Candidate, cases: list[Case]) -> LabelledScore:
     """Run ``candidate`` on every case (inside its session) and score it."""
     score = LabelledScore()
     with candidate.session():
         for case in cases:
-            spans = candidate.find(case.text)
+            spans, redacted = _run(candidate, case)
             if case.kind is None:
                 score.negatives += 1
-                redacted = candidate.redact(case.text) if candidate.redact else case.text
-                if spans or redacted != case.text:
+                score.by_class[case.klass] += 1
+                if spans or (redacted is not None and redacted != case.text):
                     kinds = ",".join(sorted({k for _, _, k in spans}))
                     score.altered.append((case.id, case.why, kinds))
+                    score.altered_by_class[case.klass] += 1
+                    score.false_findings.update(k for _, _, k in spans)
                 continue
-            _score_case(candidate, case, spans, score)
+            _score_case(case, spans, redacted, score)
     return score
 
 
-def _score_case(candidate: Candidate, case: Case, spans: list[Span], score: LabelledScore) -> None:
-    redacted = candidate.redact(case.text) if candidate.redact else None
+def _score_case(case: Case, spans: list[Span], redacted: str | None, score: LabelledScore) -> None:
     values = [p.value for p in case.planted]
+    places = [w for v in values for w in occurrences(case.text, v)]
+    for s, e, k in spans:
+        on_value = any(s < b and e > a for a, b in places)
+        (score.true_findings if on_value else score.false_findings)[k] += 1
     for item in case.planted:
         score.planted[item.kind] += 1
         where = occurrences(case.text, item.value)

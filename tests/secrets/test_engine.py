@@ -102,7 +102,7 @@ def test_a_token_prefix_inside_random_text_is_not_a_token() -> None:
 @pytest.mark.parametrize("before", ["\\n", "\\t", "%3D", "%22", "=", '"', " ", "/"])
 def test_a_token_after_an_escape_or_a_percent_encoded_byte_is_found(before: str) -> None:
     for kind, token in every_token():
-        if (kind, before) in {("telegram-bot-token", "%22"), ("azure-storage-key", "/")}:
-            continue  # digits before digits, base64 before base64: one longer run
+        if (kind, before) == ("telegram-bot-token", "%22"):
+            continue  # digits before digits: one longer run
         text = f"x{before}{token}\\n"
         assert default_redactor().redact_text(text) == f"x{before}[REDACTED:{kind}]\\n", kind

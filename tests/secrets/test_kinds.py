@@ -49,6 +49,7 @@ def test_finding_spans_the_token_exactly(kind: str, token: str) -> None:
 def test_every_claimed_kind_is_in_the_table() -> None:
     claimed = {kind for kind, _ in every_token()} | {
         "aws-secret-key",
+        "azure-storage-key",
         "url-password",
         "authorization-header",
         "cookie",

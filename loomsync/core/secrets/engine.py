@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import re2
 
 from loomsync.core.secrets.rules import Rule
+from loomsync.core.secrets.views import views
 
 #: RE2's memory budget for each regex and for the set's DFA cache (bytes; a bound, not an
 #: allocation: these patterns' DFAs stay small). RE2::Set reports no match when its DFA runs
@@ -46,6 +47,7 @@ class Span:
 
 #: A marker already in a text (``[REDACTED:<kind>]``, maybe numbered as a key: ``#2``).
 _MARKER = re.compile(rb"\[REDACTED:[a-z0-9\-]+\]")
+_MARKER_TEXT = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 
 #: The counted repetition a trigger ends with is cut to this (see :func:`trigger`).
 TRIGGER_REPEAT = 4
@@ -116,12 +118,33 @@ class Engine:
         self._set.Compile()
 
     def clean(self, text: str) -> bool:
-        """Whether no rule can match in ``text`` (the set's one pass; most texts stop here)."""
-        return len(text) < 8 or not self._set.Match(text.encode("utf-8", "surrogatepass"))
+        """Whether no rule can match in ``text`` nor in any of its views (views.py: the set's
+        one pass each; most texts stop here)."""
+        if len(text) < 8:
+            return True
+        if self._set.Match(text.encode("utf-8", "surrogatepass")):
+            return False
+        return not any(
+            self._set.Match(v.text.encode("utf-8", "surrogatepass")) for v in views(text)
+        )
 
     def scan(self, text: str, allowed: Callable[[str], bool] | None = None) -> list[Span]:
-        """The findings in ``text``, in order, not overlapping; ``allowed(value)`` True drops
-        a finding whose value it names."""
+        """The findings in ``text`` and in its views (views.py: the text unescaped, argv
+        arrays as one command), mapped back to ``text``, in order, not overlapping (a text
+        finding wins over a view's it overlaps); ``allowed(value)`` True drops a finding
+        whose value it names."""
+        spans = self._scan(text, allowed)
+        for view in views(text) if len(text) >= 8 else ():
+            more = [
+                Span(span.kind, *view.to_source(span.start, span.end))
+                for span in self._scan(view.text, allowed)
+            ]
+            if more:
+                spans = _union(text, spans, more)
+        return spans
+
+    def _scan(self, text: str, allowed: Callable[[str], bool] | None) -> list[Span]:
+        """The findings of the rules in ``text`` as it is."""
         if len(text) < 8:
             return []
         data = text.encode("utf-8", "surrogatepass")
@@ -163,6 +186,23 @@ class Engine:
                     continue
             out.append((start, end, index))
         return out
+
+
+def _union(text: str, spans: list[Span], more: list[Span]) -> list[Span]:
+    """``spans`` with the findings of ``more`` that overlap none of them and no marker in
+    ``text`` (markers are never rewritten), in order; overlapping ones of ``more`` merged."""
+    markers = [m.span() for m in _MARKER_TEXT.finditer(text)] if "[REDACTED:" in text else []
+    taken = [(s.start, s.end) for s in spans] + markers
+    added: list[Span] = []
+    for span in sorted(more, key=lambda s: (s.start, s.end)):
+        if any(s < span.end and span.start < e for s, e in taken):
+            continue
+        if added and span.start < added[-1].end:
+            last = added[-1]
+            added[-1] = Span(last.kind, last.start, max(last.end, span.end))
+            continue
+        added.append(span)
+    return sorted([*spans, *added], key=lambda s: s.start)
 
 
 def _glued(data: bytes, start: int, before: frozenset[str]) -> bool:

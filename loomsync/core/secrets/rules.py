@@ -195,6 +195,15 @@ _MAILCHIMP = r"[0-9a-z]{4}-us[0-9]"
 _DETECT_SECRETS_TRIGGERS = {"discord-token": _DISCORD, "telegram-bot-token": _TELEGRAM,
                             "mailchimp-key": _MAILCHIMP}  # fmt: skip
 
+#: What names an Azure storage account key before its value: ``AccountKey=`` of a connection
+#: string, ``--account-key``, ``AZURE_STORAGE_KEY``, ``storageAccountKey``, the ``keyName`` of
+#: ``az storage account keys list``, ``SharedKey account:`` of an Authorization header.
+_AZURE_CONTEXT = (
+    r"(?i:account[_\-. ]?key|storage[_\-.]?(?:account[_\-.]?)?(?:access[_\-.]?)?key|"
+    r"azure[A-Za-z0-9_\-.]{0,40}key|keyname|sharedkey(?:lite)?[ \t]+[a-z0-9]+:|"
+    r"(?:primary|secondary)[_\-]?(?:access[_\-]?)?key)"
+)
+
 # Own rules, by priority (token formats first, then context rules).
 _OWN_TOKENS: tuple[Rule, ...] = (
     Rule("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", before=TOKEN, check=_token),
@@ -215,8 +224,10 @@ _OWN_TOKENS: tuple[Rule, ...] = (
     Rule("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", before=TOKEN, after=TOKEN, check=_token),
     Rule("google-api-key", r"GOCSPX-[A-Za-z0-9_\-]{28}", before=TOKEN, after=TOKEN,
          check=_token),
-    Rule("azure-storage-key", r"[A-Za-z0-9+/]{86}==", before=BASE64 | TOKEN, check=_token,
-         trigger=r"[A-Za-z0-9+/]{8}=="),
+    # 86 base64 characters and == is also every SHA-512 digest, Ed25519 signature and Rails
+    # CSRF token (issue 27 item 2): only after a storage key's name, within a few lines
+    Rule("azure-storage-key", _AZURE_CONTEXT + r"(?s:.){0,160}?([A-Za-z0-9+/]{86}==)", group=1,
+         before=BASE64 | TOKEN, check=_token, trigger=_AZURE_CONTEXT),
     # GitLab's routable tokens end in .<2 base36>.<base36> (newcomer item 4)
     Rule("gitlab-token", r"glpat-[0-9A-Za-z_\-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{5,12})?",
          before=TOKEN, check=_token),

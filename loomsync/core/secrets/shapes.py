@@ -74,7 +74,9 @@ _NOT_BEFORE_TOKEN = frozenset(
     {"next", "page", "continuation", "pagination", "cursor", "sync", "start", "end", "stop",
      "bos", "eos", "pad", "unk", "sep", "cls", "mask", "special", "max", "min", "num", "input",
      "output", "prompt", "completion", "total", "reasoning", "cached", "cache", "first",
-     "last", "count", "csrf", "xsrf", "cancellation", "cancel", "resume"}
+     "last", "count", "csrf", "xsrf", "cancellation", "cancel", "resume",
+     # anti-forgery tokens: public in the page (Rails, ASP.NET; issue 27 item 2)
+     "authenticity", "verification", "forgery", "antiforgery"}
 )  # fmt: skip
 #: Words before ``key`` that make it a data-structure or database key, not a credential.
 _NOT_BEFORE_KEY = frozenset(

@@ -25,6 +25,7 @@ Unchanged values come back as the same objects (callers test ``new is old``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -162,12 +163,37 @@ def _kept(name: str, item: Any) -> bool:
 
 def _pair_names(value: dict[str, Any]) -> dict[str, str]:
     """``{"value": NAME}`` for a ``{"name": NAME, "value": X}`` pair whose NAME is a
-    secret's (review P1-4), else empty: the value is judged as if under the key NAME."""
+    secret's (review P1-4) or a credential header's (``Authorization``, ``Cookie``: the HAR
+    and Postman shape, issue 27 item 1), else empty: the value is judged as if under the key
+    NAME."""
     for key in _PAIR_NAMES:
         name = value.get(key)
-        if isinstance(name, str) and is_secret_name(name):
+        if isinstance(name, str) and (is_secret_name(name) or named_scan(name)):
             return {v: name for v in _PAIR_VALUES if isinstance(value.get(v), str)}
     return {}
+
+
+#: A key (or a pair's name) whose value is judged as the line ``NAME: value`` (issue 27 item
+#: 1): a header or variable name of at most 64 characters that says what a credential is
+#: (``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie``, ``X-Api-Key``,
+#: ``PRIVATE-TOKEN``, ``Ocp-Apim-Subscription-Key``…); the rules then decide, by the name and
+#: the value, exactly as they do for the same header on a command line.
+_NAMED = re.compile(r"(?i)auth|cookie|token|key|secret|pass|pwd|credential")
+_NAME_SHAPE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+@functools.lru_cache(maxsize=4096)
+def named_scan(name: str) -> bool:
+    """Whether a value under the key ``name`` is also judged as the line ``name: value``."""
+    return _NAME_SHAPE.fullmatch(name) is not None and _NAMED.search(name) is not None
+
+
+#: An argv array's first element: a command (``curl``, ``/usr/bin/docker``), not a word of
+#: prose; the array is then judged as one command line (issue 27 item 1).
+_COMMAND = re.compile(r"[A-Za-z0-9_./+\-]{1,128}")
+MAX_ARGV = 1_000
+#: Longest value judged as ``NAME: value``: a header's value, not a file's content.
+MAX_NAMED = 8_192
 
 
 class Walker:
@@ -184,9 +210,42 @@ class Walker:
         if isinstance(value, dict):
             return self._dict(value, path, out)
         if isinstance(value, list):
+            value = self._argv(value, path, out)
             items = [self.walk(item, (*path, n), out) for n, item in enumerate(value)]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         return value
+
+    def _argv(self, value: list[Any], path: Path, out: list[Found]) -> list[Any]:
+        """An argv array (strings, the first a command) judged as one command line, the
+        words joined by spaces (``["sshpass", "-p", pw]`` as ``sshpass -p pw``): each finding
+        is replaced in the words it covers. The list itself when it is no argv or nothing
+        was found (each word is then walked alone as well)."""
+        if not 2 <= len(value) <= MAX_ARGV or not all(isinstance(w, str) for w in value):
+            return value
+        if _COMMAND.fullmatch(value[0]) is None or value[0].startswith("-"):
+            return value
+        line = " ".join(value)
+        if self.engine.clean(line):
+            return value
+        spans = self.engine.scan(line, self.allowed)
+        if not spans:
+            return value
+        words = list(value)
+        at = 0
+        for n, word in enumerate(value):
+            inside = [
+                Span(s.kind, max(s.start, at) - at, min(s.end, at + len(word)) - at)
+                for s in spans
+                if s.start < at + len(word) and at < s.end
+            ]
+            if inside:
+                words[n] = splice(word, inside)
+                found = (s for s in inside if s.end > s.start)
+                out.extend(
+                    (s.kind, (*path, n), preview(s.kind, word[s.start : s.end])) for s in found
+                )
+            at += len(word) + 1
+        return words
 
     def _dict(self, value: dict[str, Any], path: Path, out: list[Found]) -> dict[str, Any]:
         """A dict: keys that hold a token become markers, structural fields are kept, the
@@ -274,6 +333,13 @@ class Walker:
         if "://" in text and "@" in text:
             text = self._userinfo(text, path, out)
         found = None if self.engine.clean(text) else redact_string(self.engine, text, self.allowed)
+        if (
+            (not found or not found[1])
+            and key is not None
+            and len(text) <= MAX_NAMED
+            and named_scan(key)
+        ):
+            found = self._named(key, text)
         if not found or not found[1]:
             if key is not None and self._secret_field(key, text):
                 out.append(("secret-assignment", path, preview("secret-assignment", text)))
@@ -281,6 +347,24 @@ class Walker:
             return text
         out.extend((kind, path, preview(kind, value)) for kind, value in found[1])
         return found[0]
+
+    def _named(self, key: str, text: str) -> tuple[str, list[tuple[str, str]]] | None:
+        """``text`` judged as the value of the line ``key: text`` (a header held as JSON):
+        the findings of that line within ``text``, replaced; None when there are none."""
+        head = f"{key}: "
+        line = head + text
+        if self.engine.clean(line):
+            return None
+        spans = [
+            Span(s.kind, max(s.start, len(head)) - len(head), s.end - len(head))
+            for s in self.engine.scan(line, self.allowed)
+            if s.end > len(head)
+        ]
+        if not spans:
+            return None
+        found = [(s.kind, text[s.start : s.end]) for s in spans]
+        again, more = redact_string(self.engine, splice(text, spans), self.allowed)
+        return again, found + more
 
     def _secret_field(self, key: str, text: str) -> bool:
         if MARKER_PREFIX in key or not is_secret_name(key):

@@ -32,6 +32,10 @@ matches that overlap each other (``x x x`` for the phrase ``"x x"``) are marked 
 never widen the fragment. So a snippet's text (without its marks) is at most ``window`` +
 (``MAX_FRAGMENTS`` - 1) * ``window // 2`` characters before HTML escaping, plus separators.
 
+**Redacted first** (issue 27 item 5): each region is redacted as part of the text around it
+before anything is cut from it (:func:`loomsync.core.textsearch.redacted.redacted_piece`), so a
+value whose name lies outside the snippet is a marker too.
+
 Output is HTML-escaped text with each match wrapped in ``<b>…</b>`` (API.md section 6), runs of
 white space as one space. Cuts fall on white space when one is near, and never inside a
 terminal escape sequence (``ESC [ 31 m``, OSC … BEL: kept whole or left out, as
@@ -49,10 +53,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from loomsync.core.redactionmark import MARKER_PREFIX
 from loomsync.core.textsearch.analyzer import tokens
 from loomsync.core.textsearch.cuts import boundary, prefix_pattern
 from loomsync.core.textsearch.normalize import normalize
 from loomsync.core.textsearch.query import Query, Unit
+from loomsync.core.textsearch.redacted import redacted_piece
 
 WINDOW_CHARS = 160
 #: Fragments of one snippet at most (the first of ``window`` characters, others half as long).
@@ -64,6 +70,7 @@ MAX_REGIONS = 6
 #: How far a word may run past a region's edge without being cut (longest lexeme and more).
 MARGIN_CHARS = 80
 _SPACE = re.compile(r"\s+")
+_MARKER = re.compile(re.escape(MARKER_PREFIX) + r"[a-z0-9\-]+\]")
 _BREAK = re.compile(r"\s")
 
 
@@ -207,12 +214,18 @@ def _region(source: str, start: int, end: int, raw: bool, units: Sequence[Unit])
     if end < len(source):
         space = _BREAK.search(source, end, end + MARGIN_CHARS)
         end = space.start() if space else boundary(source, end + MARGIN_CHARS, forward=False)
-    piece = source[start:end]
+    piece = redacted_piece(source, start, end)  # redacted before it is cut (issue 27 item 5)
+    redacted = MARKER_PREFIX in piece and piece != source[start:end]
     if raw:
         while start > 0 and piece.startswith("n") and source[start - 1] == "\\":
             piece, start = piece[1:], start + 1  # not half of an escaped line break
         piece = normalize(piece)
     matches = tuple(analyse(piece, units))
+    if redacted:  # a word of a marker this made ([REDACTED:aws-access-key]) is no match
+        markers = [m.span() for m in _MARKER.finditer(piece)]
+        matches = tuple(
+            m for m in matches if not any(s < m.end and m.start < e for s, e in markers)
+        )
     return Region(piece, start, start == 0, end >= len(source), matches)
 
 
