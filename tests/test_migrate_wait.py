@@ -27,6 +27,7 @@ def closed_port() -> Iterator[int]:
 
 
 def quiet_settings() -> Settings:
+    """Settings with a 2 s connect timeout and nothing from the environment's .env."""
     return Settings(_env_file=None, db_connect_timeout=2)  # type: ignore[call-arg]
 
 

@@ -56,6 +56,8 @@ class Stack:
         self.env.update(env, LOOMSYNC_TEST_COMPOSE_DIR=str(HERE))
         env_file.write_text("")
         self.env_file = env_file
+        #: ids of containers started with ``docker compose run``: removed by :meth:`down`
+        self.one_offs: list[str] = []
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True) -> Any:
         """``docker compose … ARGS``; the CompletedProcess (stdout and stderr as bytes).
@@ -124,5 +126,9 @@ class Stack:
         return out.split()
 
     def down(self, *args: str) -> None:
-        """``docker compose down --remove-orphans ARGS``."""
+        """``docker compose down --remove-orphans ARGS``, after removing the containers that
+        ``docker compose run`` started."""
+        for container in self.one_offs:
+            docker("rm", "--force", "--volumes", container, check=False)
+        self.one_offs.clear()
         self.run("down", "--remove-orphans", *args)

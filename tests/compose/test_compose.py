@@ -59,9 +59,12 @@ def new_stack(stacks: list[Stack], tmp: Path, overrides: list[str], env: dict[st
 
 
 def mint(stack: Stack, sub: str) -> str:
-    """A token from ``loomsync-server token create`` run inside the server container."""
+    """A token from ``loomsync-server token create`` run inside the server container, as the
+    README does it: ``TOKEN=$(docker compose exec -T server …)``, so stdout is the token alone."""
     out = stack.exec("server", "loomsync-server", "token", "create", "--sub", sub, "--org", "acme")
-    return out.decode().strip().splitlines()[-1]
+    lines = out.decode().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
 
 
 def get_thread(base: str, token: str) -> httpx.Response:
@@ -128,6 +131,7 @@ def test_compose_first_start_tour_restarts_and_down_v(
 
     # migrate, started now, waits for the database instead of failing
     migrate_id = stack.run("run", "-d", "--no-deps", "migrate").stdout.decode().strip()
+    stack.one_offs.append(migrate_id)
     wait_for(
         "migrate to report that it waits",
         lambda: b"the database is not ready" in docker("logs", migrate_id).stderr,
@@ -135,7 +139,6 @@ def test_compose_first_start_tour_restarts_and_down_v(
     stack.exec("db", "touch", "/tmp/loomsync-gate-open")
     assert docker("wait", migrate_id).stdout.decode().strip() == "0"
     first_run = docker("logs", migrate_id)
-    docker("rm", migrate_id)
     applied = UPGRADE.findall((first_run.stdout + first_run.stderr).decode())
     assert applied, "the first migrate applied nothing"
 
