@@ -54,7 +54,8 @@ if ! compose_ok; then
         > "$state/sources.list"
     mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
     private=(-o "Dir::Etc::SourceList=$state/sources.list" -o Dir::Etc::SourceParts=/dev/null
-        -o "Dir::State::Lists=$state/lists" -o "Dir::Cache=$state/cache")
+        -o "Dir::State::Lists=$state/lists" -o "Dir::Cache=$state/cache"
+        -o APT::Sandbox::User=root)  # the private folder is root's (mktemp -d: 0700)
     apt-get "${private[@]}" update -q >/dev/null
     (cd "$state" && apt-get "${private[@]}" download docker-compose >/dev/null 2>&1)
     apt-get install -y -q "$state"/docker-compose_*.deb >/dev/null \
