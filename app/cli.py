@@ -296,14 +296,14 @@ def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | Non
 @cli.command("migrate")
 def migrate_command(
     wait: Annotated[
-        float,
+        float | None,
         typer.Option(
             min=0,
-            envvar="LOOMSYNC_MIGRATE_WAIT",
             help="Seconds to wait for a database that is still starting (refused, not"
-            " resolvable, 'starting up'), retrying; 0: try once [LOOMSYNC_MIGRATE_WAIT].",
+            " resolvable, 'starting up'), retrying; 0: try once [default: LOOMSYNC_MIGRATE_WAIT,"
+            " 60].",
         ),
-    ] = 60.0,
+    ] = None,
 ) -> None:
     """Bring the schema to the latest revision (alembic upgrade head). Waits up to ``--wait``
     seconds for the database to accept connections (:mod:`app.dbwait`); exit 1 when it still
@@ -314,7 +314,8 @@ def migrate_command(
     try:
         if server is None:
             try:
-                asyncio.run(wait_for_database(url, settings, wait, log.warning))
+                seconds = settings.migrate_wait if wait is None else wait
+                asyncio.run(wait_for_database(url, settings, seconds, log.warning))
             except DatabaseNotReady as exc:
                 console.print(f"[red]Cannot migrate:[/red] {escape(str(exc))}")
                 raise typer.Exit(1) from None

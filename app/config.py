@@ -131,6 +131,7 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=20, ge=1)
     db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
+    migrate_wait: float = Field(default=60.0, ge=0)
     db_pooler: Pooler = "none"
     database_replica_urls: str = ""
     replica_max_lag: float = Field(default=5.0, gt=0)

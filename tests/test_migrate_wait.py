@@ -76,3 +76,13 @@ def test_migrate_command_gives_up_with_exit_1(closed_port: int) -> None:
 def test_migrate_wait_must_not_be_negative() -> None:
     result = CliRunner().invoke(cli, ["migrate", "--wait", "-1"])
     assert result.exit_code == 2
+
+
+def test_migrate_wait_comes_from_the_environment_too(closed_port: int) -> None:
+    env = {
+        "LOOMSYNC_DATABASE_URL": f"postgresql://x:y@127.0.0.1:{closed_port}/db",
+        "LOOMSYNC_MIGRATE_WAIT": "0",
+    }
+    result = CliRunner().invoke(cli, ["migrate"], env=env)
+    assert result.exit_code == 1, result.output
+    assert "within 0 s" in result.output
