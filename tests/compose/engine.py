@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.infra.process import stop_process
+
 SETUP_HINT = "run scripts/test-setup.sh as root (it installs docker.io, debootstrap, Compose v2)"
 #: how long dockerd gets to answer on its socket, in seconds
 START_SECONDS = 60
@@ -72,17 +74,8 @@ def _start(driver: str, log: Path) -> subprocess.Popen[bytes] | None:
         if engine_answers():
             return daemon
         time.sleep(0.5)
-    _stop(daemon)
+    stop_process(daemon, 60)
     return None
-
-
-def _stop(daemon: subprocess.Popen[bytes]) -> None:
-    daemon.terminate()
-    try:
-        daemon.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        daemon.kill()
-        daemon.wait()
 
 
 @contextmanager
@@ -112,7 +105,7 @@ def running_engine() -> Iterator[None]:
     try:
         yield
     finally:
-        _stop(daemon)
+        stop_process(daemon, 60)
 
 
 def compose_command(project: str, files: Sequence[Path], *args: str) -> list[str]:
