@@ -21,7 +21,8 @@ COPY app ./app
 COPY loomsync ./loomsync
 COPY migrations ./migrations
 
-# The same commands as `make install`, with the venv at /opt/venv.
+# The same commands as `make install`, with the venv at /opt/venv. This stage is thrown away: the
+# final image gets only /opt/venv, so no build tool, pip cache or source tree reaches it.
 RUN python -m venv /opt/venv \
     && /opt/venv/bin/python -m pip install --upgrade pip \
     && /opt/venv/bin/python -m pip install .
@@ -44,6 +45,11 @@ USER 10001:10001
 WORKDIR /home/loomsync
 
 EXPOSE 8080
-# LOOMSYNC_DATABASE_URL and LOOMSYNC_JWT_SECRET come from the environment (docker-compose.yml).
-# Without LOOMSYNC_DATABASE_URL the server starts its embedded PostgreSQL under ~/.local/share.
+# Healthy once /health/ready answers 200 (the database answers and the schema is current);
+# `docker compose ps` and `docker ps` show it. Python's urllib: the image has no curl.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=6 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('LOOMSYNC_PORT', '8080') + '/health/ready', timeout=4)"]
+# LOOMSYNC_DATABASE_URL and LOOMSYNC_JWT_SECRET (or LOOMSYNC_JWT_SECRET_FILE) come from the
+# environment (docker-compose.yml). Without LOOMSYNC_DATABASE_URL the server starts its embedded
+# PostgreSQL under ~/.local/share.
 CMD ["loomsync-server", "serve", "--host", "0.0.0.0"]

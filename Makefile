@@ -29,6 +29,7 @@ format: install
 	$(BIN)/ruff check --fix $(LINTED)
 
 test: lint  ## lint, then pytest (database: LOOMSYNC_TEST_DATABASE_URL, else Docker, else embedded)
+	scripts/test-setup.sh  # tests/compose: Docker engine, Compose v2, debootstrap (installs as root)
 	$(BIN)/pytest
 
 migrate: install  ## alembic upgrade head on LOOMSYNC_DATABASE_URL (or the embedded server)

@@ -36,6 +36,7 @@ from app.database import (
     schema_revision,
     start_embedded,
 )
+from app.dbwait import DatabaseNotReady, wait_for_database
 from app.logs import configure_logging
 from app.threads import reindex
 from app.threads.rescan import Outcome, rescan
@@ -219,7 +220,8 @@ def serve(
     settings, url, server = _with_embedded(settings)
     if settings.jwt_secret is None and not settings.jwt_public_key and not settings.jwt_jwks:
         console.print(
-            "[red]Set LOOMSYNC_JWT_SECRET (or a public key / JWKS) to verify tokens.[/red]"
+            "[red]Set LOOMSYNC_JWT_SECRET or LOOMSYNC_JWT_SECRET_FILE (or a public key /"
+            " JWKS) to verify tokens.[/red]"
         )
         raise typer.Exit(2)
     if migrate_first if migrate_first is not None else embedded:
@@ -292,12 +294,31 @@ def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | Non
 
 
 @cli.command("migrate")
-def migrate_command() -> None:
-    """Bring the schema to the latest revision (alembic upgrade head)."""
+def migrate_command(
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Seconds to wait for a database that is still starting (refused, not"
+            " resolvable, 'starting up'), retrying; 0: try once [default: LOOMSYNC_MIGRATE_WAIT,"
+            " 60].",
+        ),
+    ] = None,
+) -> None:
+    """Bring the schema to the latest revision (alembic upgrade head). Waits up to ``--wait``
+    seconds for the database to accept connections (:mod:`app.dbwait`); exit 1 when it still
+    does not, or at once on an error waiting cannot fix (a wrong password)."""
     settings = _settings()
     configure_logging(settings)
     _, url, server = _with_embedded(settings)
     try:
+        if server is None:
+            try:
+                seconds = settings.migrate_wait if wait is None else wait
+                asyncio.run(wait_for_database(url, settings, seconds, log.warning))
+            except DatabaseNotReady as exc:
+                console.print(f"[red]Cannot migrate:[/red] {escape(str(exc))}")
+                raise typer.Exit(1) from None
         migrate(url, settings.db_pooler)
     finally:
         if server is not None:

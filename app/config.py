@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 from limits import parse as parse_rate_limit
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -104,19 +104,24 @@ class Settings(BaseSettings):
     Sizes are in bytes, durations in seconds.
     """
 
-    model_config = SettingsConfigDict(env_prefix="LOOMSYNC_", env_file=".env", extra="ignore")
+    # hide_input_in_errors: a validation error never quotes the settings' values (secrets)
+    model_config = SettingsConfigDict(
+        env_prefix="LOOMSYNC_", env_file=".env", extra="ignore", hide_input_in_errors=True
+    )
 
     env: Literal["production", "development"] = "production"
     database_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     jwt_secret: SecretStr | None = None
+    jwt_secret_file: Path | None = None
     jwt_algorithms: str = "HS256"
     jwt_public_key: Path | None = None
     jwt_jwks: Path | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     cursor_secret: SecretStr | None = None
+    cursor_secret_file: Path | None = None
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     max_header_bytes: int = Field(default=32 * 1024, ge=1024)
     header_timeout: float = Field(default=10.0, gt=0)
@@ -126,6 +131,7 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=20, ge=1)
     db_max_overflow: int = Field(default=10, ge=0)
     db_connect_timeout: float = Field(default=5.0, gt=0)
+    migrate_wait: float = Field(default=60.0, ge=0)
     db_pooler: Pooler = "none"
     database_replica_urls: str = ""
     replica_max_lag: float = Field(default=5.0, gt=0)
@@ -197,8 +203,46 @@ class Settings(BaseSettings):
                 raise ValueError(f"{problem}: {name} is listed twice")
             seen.add(name)
 
+    @field_validator(
+        "jwt_secret", "jwt_secret_file", "cursor_secret", "cursor_secret_file", mode="before"
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """An empty ``LOOMSYNC_JWT_SECRET(_FILE)`` / ``LOOMSYNC_CURSOR_SECRET(_FILE)`` is unset:
+        docker-compose.yml passes both variables through, empty when the operator set one."""
+        return None if value == "" else value
+
+    def _read_secret_files(self) -> None:
+        """``LOOMSYNC_JWT_SECRET_FILE`` / ``LOOMSYNC_CURSOR_SECRET_FILE``: the secret is the file's
+        text without its trailing line break (the ``_FILE`` convention of the official database
+        images; Docker secrets mount as ``/run/secrets/<name>``).
+
+        Raises:
+            ValueError: the file cannot be read or is not UTF-8, or the variable without
+                ``_FILE`` is also set to another value (which one wins would be a guess).
+        """
+        for name in ("jwt_secret", "cursor_secret"):
+            path: Path | None = getattr(self, f"{name}_file")
+            if path is None:
+                continue
+            variable = f"LOOMSYNC_{name.upper()}_FILE"
+            try:
+                value = path.read_text(encoding="utf-8").rstrip("\r\n")
+            except OSError as exc:
+                raise ValueError(f"{variable}: cannot read {path} ({exc.strerror})") from None
+            except UnicodeDecodeError:
+                raise ValueError(f"{variable}: {path} is not UTF-8 text") from None
+            given: SecretStr | None = getattr(self, name)
+            if given is not None and given.get_secret_value() != value:
+                raise ValueError(
+                    f"LOOMSYNC_{name.upper()} and {variable} are both set, to different secrets;"
+                    " set one of them"
+                )
+            setattr(self, name, SecretStr(value))
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
+        self._read_secret_files()
         algorithms = self.algorithms
         if not algorithms:
             raise ValueError("LOOMSYNC_JWT_ALGORITHMS names no algorithm")

@@ -1,5 +1,7 @@
 """Where the tests' PostgreSQL comes from: LOOMSYNC_TEST_DATABASE_URL, else testcontainers when a
-Docker engine answers, else the embedded server (pgserver) in a temporary folder."""
+Docker engine answers and already holds the image (:data:`CONTAINER_IMAGE`: nothing is pulled,
+as a machine whose engine cannot reach a registry would fail there), else the embedded server
+(pgserver) in a temporary folder."""
 
 from __future__ import annotations
 
@@ -15,12 +17,18 @@ from sqlalchemy.engine import make_url
 
 from app.config import normalize_database_url
 
+#: The image of the throwaway database container, used only when the engine already has it.
+CONTAINER_IMAGE = "postgres:16-alpine"
+
 
 def _docker_answers() -> bool:
+    """True when a Docker engine answers and holds :data:`CONTAINER_IMAGE` locally."""
     try:
         import docker
 
-        docker.from_env(timeout=3).ping()
+        client = docker.from_env(timeout=3)
+        client.ping()
+        client.images.get(CONTAINER_IMAGE)
     except Exception:
         return False
     return True
@@ -36,7 +44,7 @@ def server_url() -> Iterator[str]:
     if _docker_answers():
         from testcontainers.postgres import PostgresContainer
 
-        with PostgresContainer("postgres:16-alpine", driver="asyncpg") as container:
+        with PostgresContainer(CONTAINER_IMAGE, driver="asyncpg") as container:
             yield normalize_database_url(container.get_connection_url())
         return
     import pgserver
