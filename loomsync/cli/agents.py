@@ -2,7 +2,8 @@
 :mod:`loomsync.importers.found`).
 
 One row per agent whose usual folder exists (agents excluded in config.toml's ``[import]``
-are left out, unless ``--all``): its name, its folder, how many session files are there, when
+are left out, unless ``--all``, which marks them ``excluded`` in the LIVE column: newcomer
+finding 11): its name, its folder, how many session files are there, when
 ``loomsync watch`` last captured one of them, whether it is captured live or imported only,
 and what its files record. A table fitted to the terminal, tab-separated when piped, or
 ``--json``, like the other listing commands (:mod:`loomsync.cli.tables`).
@@ -56,14 +57,19 @@ def agents_command(
     def when(row: FoundAgent) -> str:
         return row.last_captured.strftime("%Y-%m-%d %H:%M") if row.last_captured else "-"
 
+    def live(row: FoundAgent, words: dict[str, str]) -> str:
+        if exclusions.agent(row.name):
+            return "excluded"  # neither imported nor watched (config.toml [import])
+        return words.get(row.importer.live, row.importer.live)
+
     columns: list[Column[FoundAgent]] = [
         Column("AGENT", lambda r: r.name),
         Column("FILES", lambda r: "-" if r.files is None else str(r.files), justify="right"),
         Column("CAPTURED", when, drop=2),
         Column(
             "LIVE",
-            lambda r: LIVE_WORDS.get(r.importer.live, r.importer.live),
-            terminal=lambda r: "import" if r.importer.live == "none" else "live",
+            lambda r: live(r, LIVE_WORDS),
+            terminal=lambda r: live(r, dict.fromkeys(LIVE_WORDS, "live") | {"none": "import"}),
             drop=3,
         ),
         Column("RECORDS", lambda r: ", ".join(r.importer.records), shrink=True, drop=1),

@@ -9,11 +9,20 @@ and the exclusions of config.toml's ``[import]`` (:mod:`loomsync.importers.exclu
   (:mod:`loomsync.importers.found`).
 
 Excluded agents are left out of ``auto``, ``PATH`` and ``--all``, and named explicitly they are
-refused; files inside an excluded repository are never opened.
+refused; files inside an excluded repository are never opened; what was left out is said
+(newcomer finding 4).
+
+The first argument is a FORMAT when it is ``auto`` or a registered importer's name; else it is
+a PATH when it exists, holds a ``/``, starts with ``.`` or ``~``, or ends in a dot suffix
+(``nope.jsonl``): a missing one is ``error: no such file or folder``, exit code 1 (newcomer
+finding 6). A bare word that is none of these is an unknown FORMAT (a usage error, exit code
+2). A folder named like a format is reached as ``./pi``.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
@@ -21,7 +30,7 @@ import typer
 from loomsync.cli import messages
 from loomsync.importers import BROKEN, FORMATS
 from loomsync.importers.exclude import Exclusions
-from loomsync.importers.run import AUTO, detected_files, session_files
+from loomsync.importers.run import AUTO, ImportSummary, detected_files, session_files
 
 
 def broken_importers() -> list[str]:
@@ -31,15 +40,35 @@ def broken_importers() -> list[str]:
     return [f"{line}; skipped" for line in BROKEN]
 
 
-def chosen_files(
-    fmt: str | None, paths: list[Path], every: bool, exclusions: Exclusions
-) -> tuple[str, list[tuple[str, Path]]]:
-    """``(mode, [(format, file)])`` for the command's arguments; ``mode`` is ``auto`` when
-    each file's format was detected, else the format named.
+@dataclass
+class Chosen:
+    """What ``loomsync import`` reads: ``mode`` (``auto`` when each file's format was
+    detected, else the format named), ``files`` (``[(format, file)]``), ``paths`` (the paths
+    named, the PATH argument included) and ``left_out`` (the files config.toml excludes,
+    counted in :attr:`ImportSummary.excluded_agents` / ``excluded_by``)."""
+
+    mode: str
+    files: list[tuple[str, Path]]
+    paths: list[Path]
+    left_out: ImportSummary = field(default_factory=ImportSummary)
+
+
+def is_path_argument(text: str) -> bool:
+    """True when the first argument of ``import``, not a registered format, names a path
+    (module docstring): it exists, holds a path separator, starts with ``.`` or ``~``, or
+    ends in a dot suffix."""
+    if Path(text).expanduser().exists() or text.startswith((".", "~")):
+        return True
+    return "/" in text or os.sep in text or bool(Path(text).suffix)
+
+
+def chosen_files(fmt: str | None, paths: list[Path], every: bool, exclusions: Exclusions) -> Chosen:
+    """The files the command's arguments name (:class:`Chosen`).
 
     Raises:
         typer.BadParameter: no FORMAT, PATH or ``--all``; ``--all`` with paths; an unknown
-            FORMAT that is no existing path either; an agent excluded in config.toml.
+            FORMAT that is no path either (:func:`is_path_argument`); an agent excluded in
+            config.toml.
         InvalidInputError: a named path does not exist or is of no (or another) format.
     """
     if every:
@@ -55,7 +84,7 @@ def chosen_files(
             param_hint="'FORMAT'",
         )
     if fmt != AUTO and fmt not in FORMATS:
-        if not Path(fmt).expanduser().exists():
+        if not is_path_argument(fmt):
             raise typer.BadParameter(
                 messages.unknown_import_format(fmt, list(FORMATS)), param_hint="'FORMAT'"
             )
@@ -68,12 +97,16 @@ def chosen_files(
         found = detected_files(paths)
     else:
         found = [(fmt, file) for file in session_files(fmt, paths)]
-    kept = [
-        (name, file)
-        for name, file in found
-        if not exclusions.agent(name) and not exclusions.file(file)
-    ]
-    return fmt, kept
+    chosen = Chosen(fmt, [], paths)
+    for name, file in found:
+        if exclusions.agent(name):
+            chosen.left_out.excluded_agents[name] += 1
+        elif (place := exclusions.file_reason(file)) is not None:
+            chosen.left_out.excluded += 1
+            chosen.left_out.excluded_by[place] += 1
+        else:
+            chosen.files.append((name, file))
+    return chosen
 
 
-__all__ = ["broken_importers", "chosen_files"]
+__all__ = ["Chosen", "broken_importers", "chosen_files", "is_path_argument"]

@@ -299,7 +299,8 @@ def import_command(
 
     exclusions = Exclusions.of(load_config(default_paths()).imports)
     _warn(broken_importers())
-    fmt, chosen = chosen_files(fmt, list(paths or []), every, exclusions)
+    picked = chosen_files(fmt, list(paths or []), every, exclusions)
+    fmt, chosen = picked.mode, picked.files
     if fmt == AUTO and not as_json:
         for name, file in chosen:
             errors.print(printable(f"{file}: {FORMATS[name].kind} ({name})"))
@@ -308,6 +309,7 @@ def import_command(
         by_format.setdefault(name, []).append(file)
     when = since.replace(tzinfo=UTC) if since and since.tzinfo is None else since
     summary = ImportSummary()
+    summary.add(picked.left_out)
     with _store() as store:
         with Progress(
             TextColumn("Importing"),
@@ -335,8 +337,8 @@ def import_command(
         extra = {"formats": formats} if formats is not None else {}
         render.print_json(console, {**summary.as_dict(), "pending": left, **extra})
     else:
-        if not chosen:
-            where = ", ".join(map(str, paths or [])) or "the usual folders"
+        if not chosen and not (summary.excluded or summary.excluded_agents):
+            where = ", ".join(map(str, picked.paths)) or "the usual folders"
             kind = "session files" if fmt == AUTO else f"{fmt} sessions"
             errors.print(printable(f"No {kind} found under {where}."))
         for line in summary.lines(dry_run=dry_run):

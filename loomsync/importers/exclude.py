@@ -14,6 +14,15 @@ repositories that must never leave the machine. A session belongs to a repositor
 - Gemini CLI records no folder, only ``projectHash`` (the SHA-256 of the project's root
   path): a session whose hash is that of an excluded folder (one without globs) is dropped.
 
+Paths are compared after making them absolute and resolving symbolic links on both sides
+(newcomer finding 1): a configured folder is kept as written (``~`` expanded against
+``$HOME``) and as resolved (for a glob, its leading folders without glob characters are
+resolved); a file, ``cwd`` or ``workspace_root`` matches when its absolute form (relative
+ones against the current folder, ``..`` folded) or its resolved form is, or is inside, one of
+them. So ``/link/secret`` excludes the sessions of ``/real/secret`` (and the other way
+round), ``~/src/x`` holds with a ``$HOME`` reached through a link, and ``import ../x`` is
+excluded like ``import /abs/x``.
+
 Patterns: a path (``~`` expands, relative to ``$HOME``) or a remote (has ``://`` or is
 ``user@host:path``, or starts with a host name such as ``github.com/``); both may hold
 ``fnmatch`` globs (``~/clients/*``, ``github.com/acme/*``). A session with no folder, remote
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -62,33 +72,37 @@ def _is_remote(pattern: str) -> bool:
 class Exclusions:
     """The ``[import]`` exclusions, ready to test agents, files and threads against.
 
-    ``agents``: importer names (``-`` form); ``folders``: absolute folder patterns;
-    ``remotes``: :func:`remote_key` patterns.
+    ``agents``: importer names (``-`` form); ``folders``: absolute folder patterns (each as
+    written and resolved); ``remotes``: :func:`remote_key` patterns; ``written``: the
+    config.toml pattern of each of ``folders``.
     """
 
     agents: frozenset[str] = frozenset()
     folders: tuple[str, ...] = ()
     remotes: tuple[str, ...] = ()
+    #: the pattern of config.toml each of ``folders`` comes from (same order), to name it
+    written: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, config: ImportConfig, home: Path | None = None) -> Exclusions:
         """From config.toml's ``[import]`` (``home``: what relative folders are under;
-        default ``$HOME``)."""
+        default ``$HOME``). Each folder pattern is kept as written (absolute) and resolved."""
         base = home or Path.home()
-        folders: list[str] = []
+        folders: dict[str, str] = {}
         remotes: list[str] = []
         for pattern in config.exclude_repositories:
             if _is_remote(pattern):
                 remotes.append(remote_key(pattern))
-            else:
-                text = pattern.strip()
-                if text == "~" or text.startswith("~/"):
-                    text = str(base) + text[1:]  # ~ is the home given (default $HOME)
-                path = Path(text).expanduser()
-                path = path if path.is_absolute() else base / path
-                folders.append(str(PurePosixPath(path.as_posix())).rstrip("/") or "/")
+                continue
+            text = pattern.strip()
+            if text == "~" or text.startswith("~/"):
+                text = str(base) + text[1:]  # ~ is the home given (default $HOME)
+            path = Path(text).expanduser()
+            written = _posix(os.path.normpath(path if path.is_absolute() else base / path))
+            for form in (written, _resolved_pattern(written)):
+                folders.setdefault(form, pattern.strip())
         agents = frozenset(name.replace("_", "-") for name in config.exclude_agents)
-        return cls(agents, tuple(folders), tuple(remotes))
+        return cls(agents, tuple(folders), tuple(remotes), tuple(folders.values()))
 
     def __bool__(self) -> bool:
         """True when anything is excluded."""
@@ -98,39 +112,84 @@ class Exclusions:
         """True when the agent (importer name) is excluded."""
         return name in self.agents
 
-    def _folder(self, path: str) -> bool:
-        """True when ``path`` (absolute) is an excluded folder or inside one."""
+    def _folder(self, path: str) -> str | None:
+        """The config.toml pattern ``path`` (absolute, normalised) is excluded by (it is the
+        folder or inside it), or None."""
         candidate = PurePosixPath(path)
         chain = [str(candidate), *(str(parent) for parent in candidate.parents)]
-        for pattern in self.folders:
+        for index, pattern in enumerate(self.folders):
             if _GLOB.search(pattern):
                 if any(fnmatch.fnmatchcase(each, pattern) for each in chain):
-                    return True
+                    return self._written(index, pattern)
             elif pattern in chain:
-                return True
-        return False
+                return self._written(index, pattern)
+        return None
+
+    def _written(self, index: int, pattern: str) -> str:
+        return self.written[index] if index < len(self.written) else pattern
+
+    def _place(self, path: str | Path) -> str | None:
+        """The pattern excluding ``path`` in its absolute or its resolved form, or None."""
+        for form in _forms(path):
+            if (found := self._folder(form)) is not None:
+                return found
+        return None
+
+    def file_reason(self, path: Path) -> str | None:
+        """The config.toml pattern of the excluded repository the session file ``path`` lies
+        in (compared absolute and resolved), or None."""
+        return self._place(path) if self.folders else None
 
     def file(self, path: Path) -> bool:
         """True when the session file ``path`` lies inside an excluded repository folder:
         it is never opened."""
-        return bool(self.folders) and self._folder(str(path.absolute()))
+        return self.file_reason(path) is not None
+
+    def thread_reason(self, thread: Thread) -> str | None:
+        """The config.toml pattern (folder, remote or the folder of a Gemini project hash)
+        that excludes ``thread`` (module docstring), or None."""
+        if self.folders:
+            for folder in (thread.cwd, thread.workspace_root):
+                if folder and (found := self._place(folder)) is not None:
+                    return found
+        if thread.git_remote_url and self.remotes:
+            key = remote_key(thread.git_remote_url)
+            for pattern in self.remotes:
+                if fnmatch.fnmatchcase(key, pattern):
+                    return pattern
+        digest = as_str(as_dict(as_dict(thread.metadata.extra).get("source")).get("project_hash"))
+        if digest:
+            for index, folder in enumerate(self.folders):
+                if not _GLOB.search(folder):
+                    if hashlib.sha256(folder.encode()).hexdigest() == digest.lower():
+                        return self._written(index, folder)
+        return None
 
     def thread(self, thread: Thread) -> bool:
         """True when ``thread`` belongs to an excluded repository (module docstring)."""
-        for folder in (thread.cwd, thread.workspace_root):
-            if folder and folder.startswith("/") and self._folder(folder):
-                return True
-        if thread.git_remote_url and self.remotes:
-            key = remote_key(thread.git_remote_url)
-            if any(fnmatch.fnmatchcase(key, pattern) for pattern in self.remotes):
-                return True
-        digest = as_str(as_dict(as_dict(thread.metadata.extra).get("source")).get("project_hash"))
-        if digest:
-            hashes = {
-                hashlib.sha256(f.encode()).hexdigest() for f in self.folders if not _GLOB.search(f)
-            }
-            return digest.lower() in hashes
-        return False
+        return self.thread_reason(thread) is not None
+
+
+def _posix(path: str) -> str:
+    return str(PurePosixPath(Path(path).as_posix())).rstrip("/") or "/"
+
+
+def _resolved_pattern(pattern: str) -> str:
+    """``pattern`` with its leading folders that hold no glob resolved (links followed)."""
+    parts = PurePosixPath(pattern).parts
+    plain = next((i for i, part in enumerate(parts) if _GLOB.search(part)), len(parts))
+    head = Path(*parts[:plain]).resolve() if plain else Path("/")
+    return _posix(str(PurePosixPath(head.as_posix(), *parts[plain:])))
+
+
+def _forms(path: str | Path) -> list[str]:
+    """``path`` absolute (against the current folder, ``..`` folded) and resolved."""
+    absolute = _posix(os.path.abspath(os.path.expanduser(path)))
+    try:
+        resolved = _posix(str(Path(absolute).resolve()))
+    except (OSError, RuntimeError):  # a link loop, a folder we may not read
+        return [absolute]
+    return [absolute] if resolved == absolute else [absolute, resolved]
 
 
 __all__ = ["Exclusions", "remote_key"]

@@ -31,7 +31,14 @@ from loomsync.core.document.ids import InvalidThreadId, ThreadId
 from loomsync.core.document.model import SERVER_FIELDS, Thread
 from loomsync.errors import CorruptThreadError, InvalidInputError, ThreadNotFoundError
 from loomsync.importers import FORMATS, ImportResult, detect_format
-from loomsync.importers.common import LINKS, owned_by, refusal, unknown_format
+from loomsync.importers.common import (
+    LINKS,
+    Importer,
+    as_dict,
+    owned_by,
+    refusal,
+    unknown_format,
+)
 from loomsync.importers.exclude import Exclusions
 from loomsync.store.files import atomic_write, ensure_dir
 from loomsync.store.redaction import Redaction, default_redaction
@@ -43,6 +50,9 @@ from loomsync.terminal import printable
 _KEPT_FIELDS = ("visibility", "is_shared_with_support", "is_private")
 _KEPT_METADATA = ("tags", "is_pinned")
 _IGNORED = {"version", "updated_at"}
+#: Fields that say where a session's file was found, not what it holds (:func:`comparable`).
+_LOCATION_FIELDS = ("cwd", "workspace_root")
+_LOCATION_SOURCE = ("file",)
 #: Times a session file may not carry (SWE-agent trajectories have none): the store fills them
 #: in on the first save, so a re-import keeps the stored ones instead of reading as an update
 #: (newcomer finding 2: every re-import "updated" the trajectories and sent them again).
@@ -68,6 +78,10 @@ class ImportSummary:
     older: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     excluded: int = 0
+    #: sessions (files) left out, by the config.toml pattern of the repository that excludes them
+    excluded_by: Counter[str] = field(default_factory=Counter)
+    #: session files left out, by the agent excluded in config.toml that wrote them
+    excluded_agents: Counter[str] = field(default_factory=Counter)
     skipped_lines: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
 
@@ -75,6 +89,8 @@ class ImportSummary:
         """Add ``other``'s files, ids, damage and warnings to this one (``import auto``)."""
         self.files += other.files
         self.excluded += other.excluded
+        self.excluded_by.update(other.excluded_by)
+        self.excluded_agents.update(other.excluded_agents)
         for name in ("created", "updated", "unchanged", "older", "deleted", "warnings"):
             getattr(self, name).extend(getattr(other, name))
         self.skipped_lines.update(other.skipped_lines)
@@ -89,6 +105,8 @@ class ImportSummary:
             "older_than_since": self.older,
             "deleted": self.deleted,
             "excluded": self.excluded,
+            "excluded_repositories": dict(self.excluded_by),
+            "excluded_agents": dict(self.excluded_agents),
             "skipped_lines": dict(self.skipped_lines),
             "warnings": self.warnings,
         }
@@ -113,15 +131,29 @@ class ImportSummary:
                 f"Skipped {len(self.deleted)} thread(s) you deleted: {', '.join(self.deleted)};"
                 " to import them anyway, add --include-deleted."
             )
-        if self.excluded:
-            out.append(
-                f"Left out {self.excluded} session(s) of repositories excluded in config.toml."
-            )
+        out += self.left_out()
         if self.skipped_lines:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(self.skipped_lines.items()))
             out.append(f"Skipped damaged lines: {reasons}.")
         out += [f"warning: {w}" for w in self.warnings]
         return [printable(line) for line in out]
+
+    def left_out(self) -> list[str]:
+        """What config.toml's ``[import]`` left out (newcomer finding 4): one line per excluded
+        agent whose files were named or found, one for the sessions of excluded repositories
+        naming their patterns."""
+        out = [
+            f"Left out {n} file(s) of {name}: {name} is excluded in config.toml"
+            " ([import] exclude_agents)."
+            for name, n in sorted(self.excluded_agents.items())
+        ]
+        if self.excluded:
+            where = ", ".join(sorted(self.excluded_by))
+            out.append(
+                f"Left out {self.excluded} session(s) of repositories excluded in config.toml"
+                f" ([import] exclude_repositories): {where}."
+            )
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +243,7 @@ def session_files(format_name: str, paths: Iterable[Path]) -> list[Path]:
     missing = [str(root) for root in paths if not root.expanduser().exists()]
     if missing:
         raise InvalidInputError(f"no such file or folder: {', '.join(missing)}")
+    roots = [(_session_of(importer, root) or root) if root.is_file() else root for root in roots]
     refused = [why for root in roots if root.is_file() and (why := refusal(importer, root))]
     if refused:
         raise InvalidInputError(_refused(refused))
@@ -237,10 +270,12 @@ def detected_files(paths: Iterable[Path]) -> list[tuple[str, Path]]:
     for root in roots:
         if root.is_file():
             name = detect_format(root)
-            if name is None:
-                refused.append(unknown_format(root, FORMATS))
-            else:
+            if name is not None:
                 found.setdefault(root, name)
+            elif (sibling := _sibling_session(root)) is not None:
+                found.setdefault(sibling[1], sibling[0])
+            else:
+                refused.append(unknown_format(root, FORMATS))
     if refused:
         raise InvalidInputError(_refused(refused))
     for name, importer in FORMATS.items():
@@ -251,15 +286,60 @@ def detected_files(paths: Iterable[Path]) -> list[tuple[str, Path]]:
     return [(name, file) for file, name in found.items()]
 
 
+def _session_of(importer: Importer, path: Path) -> Path | None:
+    """The session file ``importer`` reads for ``path``, a sibling file of a session of
+    several files (Cline's ``<id>.messages.json`` → ``<id>.json``, Roo Code's
+    ``ui_messages.json`` → ``api_conversation_history.json``, an opencode message →
+    its session: the importer's ``unit_of``, newcomer finding 8), when ``path`` is not one
+    itself; None when it is, or is no file of this agent's."""
+    if importer.unit_of is None or importer.detect(path):
+        return None
+    try:
+        unit = importer.unit_of(path)
+    except (OSError, ValueError):  # a sibling that cannot be read names no session
+        return None
+    if unit is None or unit == path or not unit.is_file() or not importer.detect(unit):
+        return None
+    return unit
+
+
+def _sibling_session(path: Path) -> tuple[str, Path] | None:
+    """``(format, session file)`` for a file no format recognises that is a sibling file of
+    a session (:func:`_session_of`), trying the formats in :data:`FORMATS` order."""
+    for name, importer in FORMATS.items():
+        if (unit := _session_of(importer, path)) is not None:
+            return name, unit
+    return None
+
+
 def _refused(lines: list[str]) -> str:
     more = f" (and {len(lines) - 1} more file(s) like it)" if len(lines) > 1 else ""
     return f"{lines[0]}{more}; nothing imported"
 
 
 def comparable(thread: Thread) -> dict[str, Any]:
-    """The thread's document without the fields a save sets (``version``, ``updated_at``):
-    equal for an import that changes nothing."""
-    return {k: v for k, v in thread.model_dump(mode="python").items() if k not in _IGNORED}
+    """The thread's document without the fields a save sets (``version``, ``updated_at``)
+    and without where its file was found: equal for an import that changes nothing.
+
+    Where the file lies is not the session (newcomer finding 3): a session found in two
+    places (a copy under another name, a Crush store whose folder says its project) must not
+    be "updated" on every import as the two alternate. So ``metadata.extra.source.file`` is
+    left out, and ``cwd`` / ``workspace_root`` count only as relative or absolute: two
+    absolute folders compare equal (a relative one, as older imports stored, still differs
+    from the absolute one an import stores now). A capture that changes anything else is
+    saved whole, its location with it: the stored copy names the location of the capture
+    that last changed it (docs/client.md, "Importing sessions other agents wrote")."""
+    document = {k: v for k, v in thread.model_dump(mode="python").items() if k not in _IGNORED}
+    for name in _LOCATION_FIELDS:
+        value = document.get(name)
+        if isinstance(value, str) and value.startswith("/"):
+            document[name] = "/"
+    extra = as_dict(as_dict(document.get("metadata")).get("extra"))
+    source = as_dict(extra.get("source"))
+    if any(key in source for key in _LOCATION_SOURCE):
+        kept = {k: v for k, v in source.items() if k not in _LOCATION_SOURCE}
+        document["metadata"] = {**document["metadata"], "extra": {**extra, "source": kept}}
+    return document
 
 
 def older_capture(imported: Thread, stored: Thread) -> bool:
@@ -388,12 +468,18 @@ def import_sessions(
     summary = ImportSummary()
     exclusions = exclusions or Exclusions()
     for path in files:
-        if exclusions.file(path):
+        if (place := exclusions.file_reason(path)) is not None:
             summary.excluded += 1
+            summary.excluded_by[place] += 1
             continue
         result: ImportResult = importer.parse(path)
-        kept = [thread for thread in result.threads if not exclusions.thread(thread)]
-        summary.excluded += len(result.threads) - len(kept)
+        kept = []
+        for thread in result.threads:
+            if (place := exclusions.thread_reason(thread)) is None:
+                kept.append(thread)
+            else:
+                summary.excluded += 1
+                summary.excluded_by[place] += 1
         result.threads = kept
         summary.files += 1
         summary.skipped_lines.update(result.skipped)

@@ -243,14 +243,16 @@ class Person:
     home: Path
     env: dict[str, str]
 
-    def __call__(self, *args: str, env: dict[str, str] | None = None) -> Result:
+    def __call__(
+        self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> Result:
         done = subprocess.run(
             [str(LOOMSYNC), *args],
             env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=60,
-            cwd=self.home,
+            cwd=cwd or self.home,
         )
         assert "Traceback" not in done.stderr, done.stderr
         return Result(done.returncode, done.stdout, done.stderr)
