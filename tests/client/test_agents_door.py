@@ -129,7 +129,9 @@ def test_import_path_recognises_a_folder_copied_from_another_machine(
     for name in ("folio", "claude-code", "codex"):
         assert f"({name})" in done.err
     assert "3 created" in done.out
-    assert machine("import", str(tmp_path / "nowhere")).code == 2
+    missing = machine("import", str(tmp_path / "nowhere"))  # a path: no such file, exit 1
+    assert missing.code == 1
+    assert f"error: no such file or folder: {tmp_path / 'nowhere'}" in missing.err
 
 
 def test_agents_says_when_the_watch_last_captured_each_agent(machine: Person) -> None:
