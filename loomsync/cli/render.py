@@ -231,7 +231,7 @@ def transcript(
     labelled ``#N role``, N being API.md's 0-based ``message_index`` (search's ``message N``).
 
     ``first``/``last``: only messages ``first`` to ``last`` (both included; None: to the end),
-    said in a ``Messages: 3-5 of 12`` fact; the caller checks the range
+    said in a ``Messages: 3-5 of 12`` fact in place of the count; the caller checks the range
     (:func:`loomsync.cli.messages.no_such_messages`)."""
     parts: list[RenderableType] = [
         Text(printable(thread.metadata.title or "(untitled)"), style="bold")
@@ -241,7 +241,8 @@ def transcript(
     count = len(thread.messages)
     end = count - 1 if last is None else last
     facts = list(header_facts(thread))
-    if first or end != count - 1:
+    if first or end != count - 1:  # one Messages line: the range replaces the count (finding 12)
+        facts = [fact for fact in facts if fact[0] != "Messages"]
         facts.append(("Messages", f"{first}-{end} of {count}"))
     for label, value in facts:
         line = Text(f"{label}: ", style="dim")

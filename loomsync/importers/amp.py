@@ -273,6 +273,6 @@ IMPORTER = Importer(
     order=35,
     suffixes=(".json",),
     live="rewrite",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "git", "lineage"),
 )

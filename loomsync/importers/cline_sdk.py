@@ -203,6 +203,6 @@ IMPORTER = Importer(
     suffixes=(".json",),
     unit_of=unit_of,
     live="rewrite",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "lineage"),
 )

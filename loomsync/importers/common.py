@@ -458,7 +458,14 @@ def build_thread(
     keys to ``metadata.extra``; ``created_at`` / ``last_activity_at`` default to the first /
     last message time, and ``updated_at`` is ``last_activity_at``. ``fields`` are other
     Thread fields (``cwd``, ``model``, git fields, …).
+
+    ``workspace_root`` defaults to ``cwd`` when the agent records a working folder but no
+    distinct project root (Pi, Copilot CLI outside git, …), as Codex and Claude Code do, so
+    ``loomsync list --workspace`` and MCP ``list_threads`` find every such session (newcomer
+    finding 5); an importer passing its own ``workspace_root`` keeps it.
     """
+    if fields.get("workspace_root") is None and fields.get("cwd"):
+        fields["workspace_root"] = fields["cwd"]
     times = [m.created_at for m in messages if m.created_at is not None]
     created = created_at or (min(times) if times else None)
     last = last_activity_at or (max(times) if times else created)

@@ -363,6 +363,6 @@ IMPORTER = Importer(
     suffixes=(".json", ".jsonl"),
     unit_of=unit_of,
     live="rewrite",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls"),
 )

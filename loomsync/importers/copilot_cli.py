@@ -373,6 +373,6 @@ IMPORTER = Importer(
     suffixes=(".jsonl", "workspace.yaml", ".md", "index.json"),
     unit_of=unit_of,
     live="append",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "git"),
 )

@@ -300,6 +300,6 @@ IMPORTER = Importer(
     suffixes=(".vscdb", ".vscdb-wal", ".vscdb-journal"),
     unit_of=unit_of,
     live="sqlite",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "git", "subagents"),
 )

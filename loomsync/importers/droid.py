@@ -202,6 +202,6 @@ IMPORTER = Importer(
         else p
     ),
     live="append",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls"),
 )

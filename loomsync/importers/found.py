@@ -68,6 +68,14 @@ def session_files(importer: Importer, folders: tuple[Path, ...]) -> list[Path]:
     return list(dict.fromkeys(file for folder in folders for file in importer.discover(folder)))
 
 
+def watched_files(importer: Importer, folders: tuple[Path, ...]) -> list[Path]:
+    """The session files ``loomsync watch`` reads under ``folders``: :func:`session_files`
+    without symbolic links (the watch never follows one out of its folder), so ``loomsync
+    agents`` and the watch's ``watching <folder>: N file(s)`` count alike (newcomer
+    finding 10)."""
+    return [file for file in session_files(importer, folders) if not file.is_symlink()]
+
+
 def found_agents(*, count: bool = True, captured: dict[str, int] | None = None) -> list[FoundAgent]:
     """Every registered agent with a usual folder on this machine, in registry order.
 
@@ -79,7 +87,7 @@ def found_agents(*, count: bool = True, captured: dict[str, int] | None = None) 
         folders = existing_folders(importer)
         if not folders:
             continue
-        files = len(session_files(importer, folders)) if count else None
+        files = len(watched_files(importer, folders)) if count else None
         when = (captured or {}).get(importer.name)
         stamp = datetime.fromtimestamp(when / 1e9, tz=UTC) if when else None
         agents.append(FoundAgent(importer, folders, files, stamp))
@@ -115,4 +123,5 @@ __all__ = [
     "existing_folders",
     "found_agents",
     "session_files",
+    "watched_files",
 ]

@@ -175,7 +175,7 @@ class _Session:
         if logs:
             extra["logs"] = [{k: v for k, v in log.items() if k != "session_id"} for log in logs]
         model, provider = self.rows.models[-1] if self.rows.models else (None, None)
-        cwd = str(self.path.parent.parent) if self.path.parent.name == self.flavor.folder else None
+        cwd = _project_of(self.path, self.flavor)
         users = (m.content for m in self.rows.messages if m.role == "user")
         return build_thread(
             session_thread_id(self.flavor.name, session_id),
@@ -264,6 +264,15 @@ def _by_session(found: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
             {k: sqlite.plain(v) for k, v in row.items()}
         )
     return grouped
+
+
+def _project_of(path: Path, flavor: Flavor) -> str | None:
+    """The project folder of the database ``path``: the folder holding ``.crush`` /
+    ``.opencode``, absolute and with links resolved whatever form ``path`` was given in
+    (``loomsync import ../x`` and ``loomsync import /abs/x`` give one workspace; newcomer
+    finding 2); None for a database kept elsewhere (moved by ``data.directory``)."""
+    folder = path.resolve().parent
+    return str(folder.parent) if folder.name == flavor.folder else None
 
 
 def unit_of(path: Path, flavor: Flavor) -> Path | None:

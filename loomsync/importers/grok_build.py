@@ -221,6 +221,6 @@ IMPORTER = Importer(
     suffixes=(HISTORY, *_SIDECARS),
     unit_of=unit_of,
     live="append",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "git", "subagents"),
 )

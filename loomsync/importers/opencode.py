@@ -276,6 +276,6 @@ IMPORTER = Importer(
     suffixes=(".json",),
     unit_of=unit_of,
     live="rewrite",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "subagents"),
 )

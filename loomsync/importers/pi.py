@@ -252,6 +252,7 @@ class _Session:
             title=clip_title(self.name or first_user),
             created_at=parse_time(self.header.get("timestamp")),
             extra=extra,
+            workspace_root=as_str(self.header.get("cwd")),  # Pi records no other root
             cwd=as_str(self.header.get("cwd")),
             model=self.model,
             provider=self.provider,
@@ -324,6 +325,6 @@ IMPORTER = Importer(
     order=82,
     suffixes=(".jsonl",),
     live="append",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "lineage"),
 )

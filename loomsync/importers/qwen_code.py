@@ -241,6 +241,6 @@ IMPORTER = Importer(
     order=15,
     suffixes=(".jsonl",),
     live="append",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "git"),
 )

@@ -247,6 +247,6 @@ IMPORTER = Importer(
     suffixes=(".db", ".db-wal", ".db-journal"),
     unit_of=unit_of,
     live="sqlite",
-    watch_by_default=True,
+    watch_by_default=False,
     records=("messages", "tool calls", "usage", "git", "subagents"),
 )

@@ -109,17 +109,37 @@ def _until_login_changes(
     ended.set()
 
 
+#: How many folders the start-up line names before "and N more" (newcomer finding 7).
+NAMED_FOLDERS = 3
+
+
+def started_line(watched: list[Source], offsets_path: Path) -> str:
+    """The watch's first log line, a few hundred characters at most (newcomer finding 7):
+    ``started: 5 folder(s) to watch (2 not there yet: ~/a, ~/b); offsets in …`` (the home
+    folder written ``~``), naming the first :data:`NAMED_FOLDERS` folders not there yet and
+    counting the rest ("and N more")."""
+    waiting = [_short(source.root) for source in watched if not source.root.is_dir()]
+    named = ", ".join(waiting[:NAMED_FOLDERS])
+    if len(waiting) > NAMED_FOLDERS:
+        named += f" and {len(waiting) - NAMED_FOLDERS} more"
+    absent = f" ({len(waiting)} not there yet: {named})" if waiting else ""
+    where = _short(offsets_path)
+    return printable(f"started: {len(watched)} folder(s) to watch{absent}; offsets in {where}")
+
+
+def _short(path: Path) -> str:
+    """``path`` with the home folder written ``~`` (``~/.codex/sessions``)."""
+    try:
+        return f"~/{path.relative_to(Path.home())}"
+    except ValueError:
+        return str(path)
+
+
 def _watch(paths: ClientPaths, config: ClientConfig, stop: threading.Event | None) -> list[Source]:
     stop = stop or threading.Event()
     offsets = Offsets(offsets_file(paths))
     watched = sources(config.watch, exclusions=Exclusions.of(config.imports))
-    waiting = [str(source.root) for source in watched if not source.root.is_dir()]
-    log.info(
-        "started: %d folder(s) to watch%s; offsets in %s",
-        len(watched),
-        printable(f" ({len(waiting)} not there yet: {', '.join(waiting)})" if waiting else ""),
-        printable(str(offsets.path)),
-    )
+    log.info("%s", started_line(watched, offsets.path))
     try:
         while not stop.is_set():  # one round per login: a logout or a login starts the next
             ended = threading.Event()
@@ -180,6 +200,7 @@ def _capture(
             polling=config.watch.polling,
             poll_interval=config.watch.poll_interval,
             stop=ended,
+            refresh=lambda: sources(config.watch, exclusions=Exclusions.of(config.imports)),
         )
     finally:
         if worker is not None:

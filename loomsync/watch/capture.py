@@ -133,17 +133,32 @@ class Capture:
 
     def scan(self, source: Source) -> int:
         """Look at every file under ``source.root`` (start-up, or the folder just appeared):
-        one ``stat`` for a file unchanged since its offset. Returns the files looked at."""
-        count = 0
+        one ``stat`` for a file unchanged since its offset. Returns how many session files it
+        found there (newcomer finding 10): a session unit once however many of its files
+        (a ``-wal``, a session folder's siblings) are there; a link, a file that is no
+        session (junk, not judged yet, or holding no conversation) and a file of an excluded
+        repository are not counted."""
+        units: set[str] = set()
         for folder, _, names in os.walk(source.root):
             for name in sorted(names):
                 if self.stop.is_set():
-                    return count
+                    return len(units)
                 path = Path(folder) / name
                 if source.wants(path):
-                    count += 1
                     self.changed(path, source)
-        return count
+                    found = _unit_of(path, source)
+                    if found is not None and self._is_session(found[1]):
+                        units.add(str(found[1]))
+        return len(units)
+
+    def _is_session(self, unit: Path) -> bool:
+        """True when ``unit`` was read as a session file (its offsets row names a format and
+        is not marked ignored) and is a file of its own, not a link."""
+        row = self.rows.get(str(unit))
+        return (
+            row is not None and not row.ignored and row.format is not None
+            and not unit.is_symlink()
+        )  # fmt: skip
 
     def removed(self, path: Path, source: Source | None = None) -> None:
         """A file is gone: forget its offset (its threads stay). A sibling of a session unit

@@ -7,14 +7,18 @@ decides per start from the mount table, ``"always"`` and ``"never"`` force it, a
 that cannot start (too many inotify watches) falls back to polling with one warning.
 
 A watched folder that does not exist yet (no Codex session ever written) is looked for once a
-second; when it appears the watcher restarts with it and its files are read.
+second; when it appears the watcher restarts with it and its files are read. With ``refresh``
+the folders themselves are derived again every :data:`REFRESH_SECONDS` (newcomer findings 7
+and 9): an agent whose usual folder appears while the watch runs (installed later), or a
+project Crush adds to its ``projects.json``, is watched from then on without a restart.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -39,6 +43,42 @@ NO_EVENTS = frozenset(
 #: longest wait for an event (then the loop looks for missing folders and the stop flag).
 DEBOUNCE_MS = 100
 TIMEOUT_MS = 1000
+
+#: Seconds between two derivations of the watched folders (``refresh``): each costs a
+#: ``stat`` per usual folder of every agent and a read of Crush's projects.json.
+REFRESH_SECONDS = 2.0
+
+
+class Watched:
+    """The watched folders now: ``initial``, replaced by ``refresh()`` at most every
+    :data:`REFRESH_SECONDS` (None: fixed). A folder that comes in is logged once."""
+
+    def __init__(
+        self, initial: list[Source], refresh: Callable[[], list[Source]] | None = None
+    ) -> None:
+        """See the class docstring."""
+        self.sources = initial
+        self.refresh = refresh
+        self.due = time.monotonic() + REFRESH_SECONDS
+
+    def now(self) -> list[Source]:
+        """The current folders, derived again when due; a ``refresh`` that fails (a
+        config.toml being rewritten) keeps the previous ones."""
+        if self.refresh is None or time.monotonic() < self.due:
+            return self.sources
+        self.due = time.monotonic() + REFRESH_SECONDS
+        try:
+            fresh = self.refresh()
+        except Exception as exc:  # a config error mid-run must not stop the watch
+            log.warning("watched folders not derived again: %s", printable(str(exc)))
+            return self.sources
+        known = {source.root for source in self.sources}
+        for source in fresh:
+            if source.root not in known:
+                log.info("now watching %s (%s)", printable(str(source.root)),
+                         source.format or "any format")  # fmt: skip
+        self.sources = fresh
+        return fresh
 
 
 def _mounts() -> list[tuple[Path, str]]:
@@ -84,8 +124,10 @@ def run(
     polling: Polling = "auto",
     poll_interval: float = 1.0,
     stop: threading.Event | None = None,
+    refresh: Callable[[], list[Source]] | None = None,
 ) -> None:
-    """Watch ``watched`` until ``stop`` is set, handing each changed file to ``capture``.
+    """Watch ``watched`` until ``stop`` is set, handing each changed file to ``capture``;
+    ``refresh``: derives the folders again (:class:`Watched`), None keeps ``watched``.
 
     Every folder's files are read once when the watch starts on it (a file unchanged since
     its offset costs one ``stat``), so what was written while no watch ran is imported first.
@@ -93,8 +135,9 @@ def run(
     stop = stop or threading.Event()
     scanned: set[Path] = set()
     fallback = polled = False
+    folders = Watched(watched, refresh)
     while not stop.is_set():
-        present = [source for source in watched if source.root.is_dir()]
+        present = [source for source in folders.now() if source.root.is_dir()]
         for source in present:
             if source.root not in scanned:
                 scanned.add(source.root)
@@ -111,7 +154,7 @@ def run(
             log.info("polling every %.1f s", poll_interval)
         polled = force
         try:
-            _watch(capture, watched, present, force, poll_interval, stop)
+            _watch(capture, folders, present, force, poll_interval, stop)
         except OSError as exc:  # inotify limits, a folder gone between is_dir and the watch
             if force or polling == "never":
                 log.warning("cannot watch %s: %s", printable(", ".join(map(str, roots))), exc)
@@ -125,7 +168,7 @@ def run(
 
 def _watch(
     capture: Capture,
-    watched: list[Source],
+    watched: Watched,
     present: list[Source],
     force: bool,
     poll_interval: float,
@@ -166,8 +209,17 @@ def _watch(
             elif source.wants(path):
                 capture.changed(path, source)
         capture.quiet()  # every batch, and every second without one (yield_on_timeout)
-        if {each.root for each in watched if each.root.is_dir()} != roots:
+        if {each.root for each in watched.now() if each.root.is_dir()} != roots:
             return
 
 
-__all__ = ["DEBOUNCE_MS", "NO_EVENTS", "TIMEOUT_MS", "filesystem_of", "needs_polling", "run"]
+__all__ = [
+    "DEBOUNCE_MS",
+    "NO_EVENTS",
+    "REFRESH_SECONDS",
+    "TIMEOUT_MS",
+    "Watched",
+    "filesystem_of",
+    "needs_polling",
+    "run",
+]

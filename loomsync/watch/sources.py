@@ -6,9 +6,15 @@ here:
 
 - **Without a ``[watch]`` entry for an agent** it is watched in its usual folders
   (``default_paths()``) when its ``live`` is not ``none`` and either ``watch_by_default`` is
-  set (its folders are waited for when missing: the agent may be installed later) or one of
-  its folders exists when the watch starts (the agent was found on this machine,
-  :mod:`loomsync.importers.found`). An import-only agent (``live="none"``) is never watched.
+  set (its folders are waited for when missing) or one of its folders exists (the agent was
+  found on this machine, :mod:`loomsync.importers.found`). An import-only agent
+  (``live="none"``) is never watched. The rule for ``watch_by_default`` (newcomer finding 7):
+  only the big command-line agents whose folder is in ``$HOME`` and commonly appears after
+  loomsync is set up (Codex, Claude Code, Gemini CLI) declare it; the running watch derives
+  its folders again every few seconds (:class:`loomsync.watch.loop.Watched`), so any other
+  agent's folder that appears later (or a project added to Crush's ``projects.json``) is
+  watched from then on too: the flag only decides which missing folders the start-up line
+  names.
 - **A ``[watch]`` key naming an agent** replaces its folders (relative to ``$HOME`` unless
   absolute); ``[]`` watches none of it. ``folders`` adds folders of any agent::
 

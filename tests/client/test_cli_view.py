@@ -265,6 +265,13 @@ def test_show_from_to_prints_a_range_of_messages(person: Person) -> None:
     part = person("show", made, "--from", "2", "--to", "3")
     assert part.code == 0, part.err
     assert "Messages: 2-3 of 6" in part.out.splitlines()
+    assert [line for line in part.out.splitlines() if line.startswith("Messages:")] == [
+        "Messages: 2-3 of 6"
+    ]  # the range in place of the count, one line (newcomer finding 12)
+    whole = person("show", made)
+    assert [line for line in whole.out.splitlines() if line.startswith("Messages:")] == [
+        "Messages: 6"
+    ]
     labels = [line.split(" ─")[0] for line in part.out.splitlines() if line.startswith("#")]
     assert labels == ["#2 user", "#3 user"]
     assert "message body 1" not in part.out

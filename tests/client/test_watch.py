@@ -275,6 +275,8 @@ def test_polling_fallback_and_configured_folders(
         **expected("gemini-cli", gemini, account),
     }
     wait_for(lambda: local_counts(person) == want, timeout=10, what="the polled imports")
+    # said after the first scan of the folders, which may still be logging its last one
+    wait_for(lambda: watch.lines("polling every 0.2 s"), what="the polling line")
     assert len(watch.lines("polling every 0.2 s")) == 1, watch.text()  # once (finding 8)
     wait_for(lambda: server_counts(live_server, account, list(want)) == want, timeout=15,
              what="the server")  # fmt: skip

@@ -109,7 +109,7 @@ def test_model_provider_session_totals_and_no_invented_per_message_usage() -> No
     assistant = [m for m in thread.messages if m.role == "assistant"]
     assert {m.model_extra["model"] for m in assistant if m.model_extra} == {"claude-haiku-4.5"}
     assert not any("usage" in (m.model_extra or {}) for m in thread.messages)
-    assert thread.cwd == str(CISCO.parent.parent)
+    assert thread.cwd == str(CISCO.resolve().parent.parent)  # absolute, links resolved
     assert thread.metadata.extra["todos"][0]["status"] == "completed"
 
 
