@@ -38,7 +38,7 @@ from loomsync.store import legacy
 from loomsync.store.local import LocalThreadStore, ThreadRef
 from loomsync.store.summaries import stamp_of
 from loomsync.store.summary import ArchivedFilter, SearchResults, SyncOutcome, Syntax, ThreadSummary
-from loomsync.sync import forks, onlinesearch, requeue, saving
+from loomsync.sync import forks, markers, onlinesearch, requeue, saving
 from loomsync.sync.counts import QueueCounts, queue_counts
 from loomsync.sync.deletions import Deletions
 from loomsync.sync.engine import SyncEngine
@@ -54,6 +54,18 @@ if TYPE_CHECKING:  # the HTTP client is imported by whoever makes one; the detec
 log = logging.getLogger(__name__)
 
 Report = Callable[[SyncOutcome], None]
+
+
+def _changed_elsewhere(saved: Thread, current: Thread) -> bool:
+    """True when the local copy now differs from what this save wrote by more than redaction
+    markers: changes made elsewhere were merged in. A server that redacts more than this client
+    (an allow-list here, issue 12 item 1) makes the local copy adopt its markers; that is the
+    same save, reported ``synced``, not ``merged`` (issue 27 item 10)."""
+    if snapshot(current) == snapshot(saved):
+        return False
+    dumped = current.model_dump(mode="json", exclude={"version", "updated_at"})
+    original = saved.model_dump(mode="json", exclude={"version", "updated_at"})
+    return not markers.is_redaction_of(dumped, original)
 
 
 class SyncingThreadStore:
@@ -266,8 +278,9 @@ class SyncingThreadStore:
             return forks.send_fork(self, outcome)
         try:
             local = saving.unchanged(self.local, self.states, saved, written)
-            merged = local is None and snapshot(self.local.load(thread_id)) != snapshot(saved)
-            local = local or self.load(thread_id)
+            current = None if local is not None else self.load(thread_id)
+            merged = current is not None and _changed_elsewhere(saved, current)
+            local = local or current or self.load(thread_id)
         except ThreadNotFoundError:
             local, merged = saved, False
         status = outcome.status
