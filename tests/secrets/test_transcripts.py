@@ -34,6 +34,16 @@ JUDGED = {
     # example, not a credential, but a password given on a command line is redacted whatever
     # its value (no value list can tell an example from a real one); main found it too.
     ("pi/session.jsonl", "line 99", "password"),
+    # the same example, as the Pi importer (issue 28) makes it a thread
+    ("pi/session.jsonl", "thread 0", "password"),
+    # Crush sessions (issue 28) read the dbos repository's config: DSNs with a password in
+    # their userinfo (postgres://postgres:dbos@…, postgres://admin:pwd@…), test values of
+    # that repository, but a password in a URL is redacted whatever its value
+    ("crush/dbos-inc__dbos-transact-golang/.crush/crush.db", "thread 0", "url-password"),
+    ("crush/dbos-inc__dbos-transact-golang/.crush/crush.db", "thread 1", "url-password"),
+    # and its CI workflow's `POSTGRES_PASSWORD: a!b@c$d()e*_,/:;=?@ff[]22`: a password
+    # assigned to a password's name (Go's `--- PASS: TestX` verdict line is no longer one)
+    ("crush/dbos-inc__dbos-transact-golang/.crush/crush.db", "thread 0", "secret-assignment"),
 }
 
 

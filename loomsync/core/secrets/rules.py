@@ -103,12 +103,22 @@ def _named(value: str, match: str) -> bool:
     value may be a phrase of a few words (``'Zq8p W2rT5v'``, review P5)."""
     if match.endswith("("):  # a function call: token = make_token(…) (the char after bare)
         return False
-    if not is_secret_name(_name_of(value, match)):
+    if _verdict(value, match) or not is_secret_name(_name_of(value, match)):
         return False
     at = match.rfind(value)
     if at > 0 and match[at - 1] in "\"'":  # quoted: a literal, never code (newcomer item 1)
         return is_literal_secret(value)
     return is_secret_value(value)
+
+
+#: A test runner's verdict (Go's ``--- PASS: TestX``, pytest's ``PASSED``): a status word,
+#: never the name of a password; found over the real transcripts (a Crush session, issue 27).
+_TEST_VERDICT = frozenset({"PASS", "PASSED"})
+
+
+def _verdict(value: str, match: str) -> bool:
+    """True when ``match`` is a test verdict line (``PASS: TestName``), not an assignment."""
+    return _name_of(value, match) in _TEST_VERDICT and ":" in match[: match.rfind(value)]
 
 
 def _name_of(value: str, match: str) -> str:
@@ -122,7 +132,7 @@ def _named_line(value: str, match: str) -> bool:
     """``NAME=value`` on a line of its own (.env, env output): any non-blank value that is
     not a placeholder, a path, a URL, a number, a call (``token=make_token()``) or code
     (``api_key=settings.API_KEY,``: a keyword argument, review P2-9)."""
-    if not is_secret_name(_name_of(value, match)):
+    if _verdict(value, match) or not is_secret_name(_name_of(value, match)):
         return False
     bare = value.rstrip(",;")
     head = bare.partition("(")[0]  # f(…) is a call, Xk9m(Q2v) a password (newcomer item 1)
