@@ -348,6 +348,7 @@ def import_command(
 
 from loomsync.cli import (  # noqa: E402  (their commands)
     agents,
+    blame,
     listing,
     mcpserver,
     open,
@@ -390,6 +391,7 @@ def _run() -> None:
 __all__ = [
     "agents",
     "app",
+    "blame",
     "listing",
     "main",
     "mcpserver",
