@@ -53,34 +53,43 @@ FilePath = Annotated[
 ]
 
 
-def _sha(value: str) -> str:
+def parse_sha(value: str) -> str:
+    """A commit SHA or prefix, lowercased. Raises BadRequest (400) unless 7-64 hex digits."""
     sha = value.strip().lower()
     if not _SHA.fullmatch(sha):
         raise BadRequest("A commit is 7 to 64 hexadecimal characters (a SHA or its prefix).")
     return sha
 
 
-def _path(value: str) -> str:
+def parse_path(value: str) -> str:
+    """A repository-relative path, normalised. Raises BadRequest (400) for an absolute path,
+    one leaving the repository (``..``) or empty text."""
     path = relative_path(value, None)
     if path is None or path.startswith("/"):
         raise BadRequest("path must be a file path relative to the repository root.")
     return path
 
 
-def _bound(*parts: str | None) -> bytes:
+def cursor_bound(*parts: str | None) -> bytes:
+    """The request parameters a cursor is valid for (app/threads/cursors.py ``bound``)."""
     return "\x00".join(p or "" for p in parts).encode()
 
 
-def _after(signer: CursorCodec, cursor: str | None, bound: bytes) -> tuple[Any, uuid.UUID] | None:
+def after_cursor(
+    signer: CursorCodec, cursor: str | None, bound: bytes
+) -> tuple[Any, uuid.UUID] | None:
+    """The (last_activity_at, id) a ``provenance`` cursor points after; None without one.
+    Raises BadRequest (400) for a cursor not issued for these parameters."""
     if not cursor:
         return None
     after = signer.decode("provenance", cursor, datetime, uuid.UUID, bound=bound)
     return after[0], after[1]
 
 
-def _next(
+def next_page(
     signer: CursorCodec, rows: list[Any], limit: int, bound: bytes
 ) -> tuple[list[Any], str | None]:
+    """Split ``limit`` + 1 keyset rows into the page and its ``next_cursor`` (None: done)."""
     page = rows[:limit]
     if len(rows) <= limit or not page:
         return page, None
@@ -106,13 +115,13 @@ async def threads_by_commit(
     """Threads that observed a commit (``git_commits``, initial and current SHAs), newest
     first, each with the matching SHAs and the files it edited; only threads the caller may
     read (API.md section 4). 400 for a SHA that is not 7-64 hex characters."""
-    prefix = _sha(sha)
-    bound = _bound("commit", prefix, repository)
-    after = _after(signer, cursor, bound)
+    prefix = parse_sha(sha)
+    bound = cursor_bound("commit", prefix, repository)
+    after = after_cursor(signer, cursor, bound)
 
     async def read(session: Any) -> dict[str, Any]:
         rows = await queries.by_commit(session, principal, prefix, repository, after, limit)
-        page, next_cursor = _next(signer, rows, limit, bound)
+        page, next_cursor = next_page(signer, rows, limit, bound)
         ids = [r.id for r in page]
         commits = await queries.commits_of(session, ids, prefix)
         touched = await queries.touches_of(session, ids, writes_only=True)
@@ -147,13 +156,13 @@ async def threads_by_file(
     """Threads whose tool calls read, edited, wrote or deleted a file, newest first, with
     the touching messages; only threads the caller may read. 400 for a path outside the
     repository (absolute, ``..``)."""
-    wanted = _path(path)
-    bound = _bound("file", wanted, repository)
-    after = _after(signer, cursor, bound)
+    wanted = parse_path(path)
+    bound = cursor_bound("file", wanted, repository)
+    after = after_cursor(signer, cursor, bound)
 
     async def read(session: Any) -> dict[str, Any]:
         rows = await queries.by_file(session, principal, wanted, repository, after, limit)
-        page, next_cursor = _next(signer, rows, limit, bound)
+        page, next_cursor = next_page(signer, rows, limit, bound)
         touched = await queries.touches_of(session, [r.id for r in page], path=wanted)
         hits = [
             {"thread": summary(r), "touches": [t.as_json() for t in touched.get(r.id, [])]}
@@ -185,8 +194,8 @@ async def threads_by_line(
     line's text ranks first (found even when a rebase changed the commit's SHA), then
     threads that observed ``commit`` and touched the file, then those that only observed
     it. Only threads the caller may read."""
-    wanted = _path(path)
-    prefix = _sha(commit) if commit is not None else None
+    wanted = parse_path(path)
+    prefix = parse_sha(commit) if commit is not None else None
 
     async def read(session: Any) -> dict[str, Any]:
         hits = await queries.by_line(session, principal, wanted, text, prefix, repository, limit)
