@@ -4,8 +4,13 @@ not read (API.md section 4)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -244,3 +249,31 @@ async def test_pages_by_file(client: httpx.AsyncClient, owner: dict[str, str]) -
         "/api/provenance/files", params={"path": "other.txt", "cursor": cursor or ""}, headers=owner
     )
     assert other.status_code == 200
+
+
+async def test_backfill_command(
+    client: httpx.AsyncClient, owner: dict[str, str], database_url: str
+) -> None:
+    tid = await _put(client, owner, _thread([_edit_call("cmd.py", "", "y = 2")], []))
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text("DELETE FROM thread_files WHERE thread_id = CAST(:id AS uuid)"),
+                {"id": ThreadId.parse(tid).uuid},
+            )
+    finally:
+        await engine.dispose()
+    command = [
+        str(Path(sys.executable).parent / "loomsync-server"),
+        "provenance-backfill",
+        "--again",
+    ]
+    env = {**os.environ, "LOOMSYNC_DATABASE_URL": database_url}
+    done = await asyncio.to_thread(
+        subprocess.run, command, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "file touches indexed" in done.stdout
+    found = (await client.get(f"/api/threads/{tid}/provenance", headers=owner)).json()
+    assert [t["path"] for t in found["touches"]] == ["cmd.py"]
