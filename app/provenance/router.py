@@ -19,6 +19,7 @@ from fastapi import Path, Query, Response
 
 from app.database import SessionDep
 from app.errors import BadRequest
+from app.openapi import NON_BLANK_PATTERN
 from app.provenance import queries
 from app.provenance.schemas import CommitPage, FilePage, LineAnswer, ThreadProvenance
 from app.replicas.routing import ReadsDep
@@ -49,8 +50,14 @@ Repository = Annotated[
 ]
 FilePath = Annotated[
     str,
-    Query(max_length=MAX_TEXT, description="Path relative to the repository root"),
+    Query(
+        max_length=MAX_TEXT,
+        description="Path relative to the repository root (blank is 400)",
+        json_schema_extra={"pattern": NON_BLANK_PATTERN},
+    ),
 ]
+#: What :func:`parse_sha` accepts, for the OpenAPI document.
+SHA_PATTERN = r"^\s*[0-9A-Fa-f]{7,64}\s*$"
 
 
 def parse_sha(value: str) -> str:
@@ -62,12 +69,14 @@ def parse_sha(value: str) -> str:
 
 
 def parse_path(value: str) -> str:
-    """A repository-relative path, normalised. Raises BadRequest (400) for an absolute path,
-    one leaving the repository (``..``) or empty text."""
+    """A file path as the index keeps it: relative to the repository root and normalised
+    (``./a/../b`` is ``b``); absolute paths stay absolute (files outside a repository are
+    indexed so). A path that normalises to nothing (``..``) is kept as given and matches no
+    file. Raises BadRequest (400) for blank text."""
+    if not value.strip():
+        raise BadRequest("path must name a file of the repository.")
     path = relative_path(value, None)
-    if path is None or path.startswith("/"):
-        raise BadRequest("path must be a file path relative to the repository root.")
-    return path
+    return path if path is not None else value.strip()
 
 
 def cursor_bound(*parts: str | None) -> bytes:
@@ -107,7 +116,14 @@ async def threads_by_commit(
     reads: ReadsDep,
     principal: Lister,
     signer: CursorsDep,
-    sha: Annotated[str, Path(max_length=64, description="A commit SHA or a prefix of ≥ 7")],
+    sha: Annotated[
+        str,
+        Path(
+            max_length=64,
+            description="A commit SHA or a prefix of ≥ 7 (else 400)",
+            json_schema_extra={"pattern": SHA_PATTERN},
+        ),
+    ],
     repository: Repository = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: CursorParam = None,
@@ -154,8 +170,7 @@ async def threads_by_file(
     cursor: CursorParam = None,
 ) -> Response:
     """Threads whose tool calls read, edited, wrote or deleted a file, newest first, with
-    the touching messages; only threads the caller may read. 400 for a path outside the
-    repository (absolute, ``..``)."""
+    the touching messages; only threads the caller may read. 400 for a blank path."""
     wanted = parse_path(path)
     bound = cursor_bound("file", wanted, repository)
     after = after_cursor(signer, cursor, bound)
@@ -185,7 +200,12 @@ async def threads_by_line(
     path: FilePath,
     text: Annotated[str, Query(max_length=MAX_TEXT, description="The line's text")],
     commit: Annotated[
-        str | None, Query(max_length=64, description="git blame's commit for the line")
+        str | None,
+        Query(
+            max_length=64,
+            description="git blame's commit for the line (7-64 hex, else 400)",
+            json_schema_extra={"pattern": SHA_PATTERN},
+        ),
     ] = None,
     repository: Repository = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 10,

@@ -137,7 +137,7 @@ async def file_page(
     cursor: str = "",
 ) -> Response:
     """The sessions whose tool calls touched a file, newest first, each with the messages
-    that touched it (401 page without a session, 400 for a bad path or cursor)."""
+    that touched it (401 page without a session, 400 for a blank path or a bad cursor)."""
     if web is None:
         return notice(request, 401, "Sign in to see sessions", "Run `loomsync open` to sign in.")
     try:
