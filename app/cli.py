@@ -430,10 +430,11 @@ def token_create(
     typer.echo(token)
 
 
+from app.provenance import backfillcli  # noqa: E402  (registers `provenance-backfill` on cli)
 from app.threads import reindexcli  # noqa: E402  (registers `reindex` on cli)
 from app.web import logincli  # noqa: E402  (registers `token login` on token_cli)
 
-__all__ = ["cli", "logincli", "main", "parse_ttl", "reindexcli", "token_cli"]
+__all__ = ["backfillcli", "cli", "logincli", "main", "parse_ttl", "reindexcli", "token_cli"]
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from app.middleware import (
     TimeoutMiddleware,
 )
 from app.openapi import build_openapi
+from app.provenance.router import router as provenance_router
 from app.ratelimit import RateLimiter, enforce_rate_limit, make_storage
 from app.replicas.routing import make_reads
 from app.routes import redirect_slashes_relatively
@@ -115,6 +116,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.include_router(collection_router, dependencies=limited)
     app.include_router(audit_router, dependencies=limited)
     app.include_router(sharing_router, dependencies=limited)
+    app.include_router(provenance_router, dependencies=limited)
     if settings.metrics:
         app.include_router(metrics_router)
     include_web(app)

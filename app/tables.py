@@ -6,6 +6,7 @@ from sqlalchemy import MetaData
 
 from app.audit.tables import metadata as audit_metadata
 from app.idempotency.tables import metadata as idempotency_metadata
+from app.provenance import tables as _provenance_tables  # noqa: F401  (on the threads' metadata)
 from app.sharing.tables import metadata as sharing_metadata
 from app.threads.tables import metadata as threads_metadata
 from app.web.tables import metadata as web_metadata

@@ -41,6 +41,12 @@ def _git(workspace: str | os.PathLike[str], *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def run_git(workspace: str | os.PathLike[str], *args: str) -> str | None:
+    """``git -C workspace ARGS``'s stdout, or None on any failure (public name of the runner
+    every git read of the client uses: no prompt, no optional locks, C locale, a timeout)."""
+    return _git(workspace, *args)
+
+
 def normalize_remote_url(url: str) -> str:
     """``host/owner/repo`` for a git remote URL, without user, password, port or ``.git``.
 

@@ -57,5 +57,5 @@ async def test_table_definitions_match_the_migrated_schema(database_url: str) ->
     assert differences == []
 
 
-def test_head_revision_is_0007() -> None:
-    assert head_revision() == "0007"
+def test_head_revision_is_0008_provenance() -> None:
+    assert head_revision() == "0008_provenance"

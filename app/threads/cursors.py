@@ -49,7 +49,7 @@ _KEY_FILE = "cursor_secret"
 
 Slot = float | datetime | uuid.UUID
 #: The listings that issue cursors; a cursor is accepted only by the listing that issued it.
-Purpose = Literal["threads", "search", "audit", "share_links"]
+Purpose = Literal["threads", "search", "audit", "share_links", "provenance"]
 R = TypeVar("R")
 
 

@@ -39,6 +39,7 @@ from app.auth import Principal
 from app.driver import driver
 from app.errors import PayloadTooLarge
 from app.idempotency.keys import forget_answers
+from app.provenance import rows as files
 from app.sharing import repository as share_links
 from app.threads import auditing, hotsql
 from app.threads import messages as rows
@@ -218,6 +219,13 @@ async def create_or_replace(
         await auditing.sharing_changed(session, audit, thread_id, before, sharing)
         await rows.replace_messages(session, thread_id, messages)
     await rows.write_commits(session, thread_id, doc, replace=not created)
+    await files.write_files(
+        session,
+        thread_id,
+        doc.get("workspace_root"),
+        ((m.seq, m.body) for m in messages),
+        replace=not created,
+    )
     # the answer is rendered from what was stored (the same texts a GET splices), not read back
     body = render_document(claimed, doc, [m.body.encode() for m in messages])
     return body, claimed.version, created
@@ -314,10 +322,18 @@ async def audit_sharing(
 
 
 async def append_messages(
-    session: AsyncSession, thread_id: uuid.UUID, prepared: Sequence[PreparedMessage]
+    session: AsyncSession,
+    thread_id: uuid.UUID,
+    prepared: Sequence[PreparedMessage],
+    workspace_root: Any,
 ) -> None:
-    """Insert messages (numbered after those already stored); costs O(appended), not O(thread)."""
+    """Insert messages (numbered after those already stored) and index the files their tool
+    calls touched (paths relative to ``workspace_root``, issue 32); costs O(appended), not
+    O(thread)."""
     await rows.insert_messages(session, thread_id, prepared)
+    await files.write_files(
+        session, thread_id, workspace_root, ((m.seq, m.body) for m in prepared), replace=False
+    )
 
 
 def check_message_limit(count: int, limit: int) -> None:
@@ -354,6 +370,7 @@ async def insert_fork(
         )
     )
     await rows.copy_messages(session, source.id, new_id, up_to)
+    await files.copy_files(session, source.id, new_id, up_to)
     await rows.write_commits(session, new_id, doc, replace=False)
     await auditing.forked(session, audit, source.id, source.version, new_id, up_to)
     return await render(session, new_id)

@@ -294,9 +294,9 @@ async def append_messages(
         first_seq = row.message_count - len(raw_messages)
         await scan.settle(session, audit, tid.uuid, scanned, APPEND_MESSAGES, first_seq)
         prepared = prepare_messages(raw_messages, first_seq)
-        await repository.append_messages(session, tid.uuid, prepared)
         stored = jsontext.loads(row.document_text)
         doc, commits_changed = service.apply_append(stored, request)
+        await repository.append_messages(session, tid.uuid, prepared, doc.get("workspace_root"))
         if doc is not stored:
             await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
         result = {"id": str(tid), "version": row.version, "message_count": row.message_count}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -29,6 +29,7 @@ from app.database import SessionDep
 from app.errors import NotFound
 from app.routes import ApiRouter
 from app.web.pages import render
+from app.web.provenancepage import thread_files
 from app.web.reading import PAGE, Loaded, page_start, read_for
 from app.web.render.header import header
 from app.web.render.messages import FULL_CHARS, message_view, page_views
@@ -54,9 +55,16 @@ def _uuid(thread_id: str) -> uuid.UUID:
         raise NotFound("No such thread.") from None
 
 
-async def thread_page(request: Request, base: str, load: Loader, start: int) -> HTMLResponse:
+async def thread_page(
+    request: Request,
+    base: str,
+    load: Loader,
+    start: int,
+    files: Callable[[Loaded], Awaitable[list[dict[str, Any]]]] | None = None,
+) -> HTMLResponse:
     """The thread page at ``base`` (``/t/<id>`` or ``/s/<secret>``) starting at message
-    ``start`` (rounded down to a page boundary, so every page is one of the same pages).
+    ``start`` (rounded down to a page boundary, so every page is one of the same pages);
+    ``files`` reads the files it changed (issue 32: shown, with links, to signed-in readers).
 
     Raises:
         NotFound: ``start`` is past the last message (and not 0).
@@ -64,7 +72,10 @@ async def thread_page(request: Request, base: str, load: Loader, start: int) -> 
     loaded = await load(page_start(start), PAGE, False)
     if start > 0 and start >= loaded.row.message_count:
         raise NotFound(f"The thread has {loaded.row.message_count} messages.")
-    return render(request, "thread.html", await run_in_threadpool(_page_context, loaded, base))
+    context = await run_in_threadpool(_page_context, loaded, base)
+    if files is not None:
+        context["files"] = await files(loaded)
+    return render(request, "thread.html", context)
 
 
 async def messages_fragment(request: Request, base: str, load: Loader, start: int) -> HTMLResponse:
@@ -160,10 +171,15 @@ ThreadLoader = Annotated[Loader, Depends(_signed_in_loader)]
 
 @router.get("/t/{thread_id:thread_id}")
 async def get_thread_page(
-    request: Request, thread_id: str, load: ThreadLoader, start: From = 0
+    request: Request, thread_id: str, load: ThreadLoader, session: SessionDep, start: From = 0
 ) -> HTMLResponse:
-    """The thread page (404 page when the reader may not read it, 410 when deleted)."""
-    return await thread_page(request, f"/t/{thread_id}", load, start)
+    """The thread page (404 page when the reader may not read it, 410 when deleted), with
+    the files it changed and its commits linked to their pages (issue 32)."""
+
+    def files(loaded: Loaded) -> Awaitable[list[dict[str, Any]]]:
+        return thread_files(session, loaded.row.id, loaded.row.git_remote_url)
+
+    return await thread_page(request, f"/t/{thread_id}", load, start, files)
 
 
 @router.get("/t/{thread_id:thread_id}/messages")

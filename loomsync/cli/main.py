@@ -350,6 +350,7 @@ def import_command(
 
 from loomsync.cli import (  # noqa: E402  (their commands)
     agents,
+    blame,
     listing,
     mcpserver,
     open,
@@ -392,6 +393,7 @@ def _run() -> None:
 __all__ = [
     "agents",
     "app",
+    "blame",
     "listing",
     "main",
     "mcpserver",

@@ -120,6 +120,7 @@ def seed(web_server: Server, auth: TokenFactory, database_url: str) -> Seed:
             "secret": rows.run(rows.insert_share_link(database_url, hostile_id, user_id)),
             "code": rows.run(rows.insert_login_code(database_url, user_id, org_id)),
             "q": "elsewhere",
+            "sha": "0123456789abcdef",  # the commit page (issue 32): no session is behind it
         },
     )
 
