@@ -20,8 +20,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from loomsync.core.secrets import default_redactor
 from loomsync.importers import detect_format, import_path
 from tests.conftest import SHARED_DATA
@@ -83,7 +81,6 @@ def _findings(path: Path) -> set[tuple[str, str, str]]:
     return found
 
 
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason="../shared/data/transcripts is absent")
 def test_every_finding_in_the_real_transcripts_is_judged() -> None:
     files = _files()
     assert len(files) > 100  # the whole corpus, not a part of it
