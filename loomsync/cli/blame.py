@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
-from loomsync.blame import gitblame, hooks
-from loomsync.blame import local as local_answers
-from loomsync.blame import online as online_answers
 from loomsync.blame.answer import Hit, merged
 from loomsync.cli.main import JsonOption, _store, app, console, errors
 from loomsync.cli.render import print_json
 from loomsync.errors import SyncError
 from loomsync.terminal import printable
+
+if TYPE_CHECKING:
+    from loomsync.blame import gitblame
 
 hooks_app = typer.Typer(help="Git hooks: name the live session in each commit message.")
 app.add_typer(hooks_app, name="hooks")
@@ -60,6 +60,10 @@ def _answers(
     repo: gitblame.Repository, lines: list[gitblame.BlamedLine], offline: bool
 ) -> tuple[list[list[Hit]], str]:
     """Per line, its hits; and where they came from (``server`` or ``this machine``)."""
+    from loomsync.blame import gitblame
+    from loomsync.blame import local as local_answers
+    from loomsync.blame import online as online_answers
+
     trailers: dict[str, list[Hit]] = {}
     for commit in {line.commit for line in lines if line.commit}:
         trailers[commit] = [
@@ -107,6 +111,8 @@ def blame(
 ) -> None:
     """Which sessions wrote these lines: git blame, then the threads behind each line's commit
     (the one whose edit holds the line first)."""
+    from loomsync.blame import gitblame
+
     file, first, last = _parse_target(target)
     repo = gitblame.locate(file)
     if repo is None:
@@ -171,6 +177,10 @@ def why(
     as_json: JsonOption = False,
 ) -> None:
     """The sessions behind one commit: its trailers, then the threads that observed it."""
+    from loomsync.blame import gitblame
+    from loomsync.blame import local as local_answers
+    from loomsync.blame import online as online_answers
+
     here = gitblame.locate(Path.cwd())
     commit = (gitblame.full_sha(here.root, sha) if here else None) or sha.lower()
     if not re.fullmatch(r"[0-9a-f]{7,64}", commit):
@@ -226,6 +236,8 @@ def hooks_install(
 ) -> None:
     """Add a prepare-commit-msg hook to this repository: commits made while a captured session
     of it is live get a ``Loomsync-Thread: T-…`` trailer."""
+    from loomsync.blame import gitblame, hooks
+
     here = gitblame.locate(Path.cwd())
     if here is None:
         raise typer.BadParameter("run it inside a git work tree")
@@ -243,6 +255,8 @@ def hooks_trailer(
     source: Annotated[str, typer.Argument()] = "",
 ) -> None:
     """What the hook runs: add trailers for the live sessions of this repository."""
+    from loomsync.blame import gitblame, hooks
+
     here = gitblame.locate(Path.cwd())
     if here is None:
         return

@@ -333,13 +333,13 @@ class Walker:
         if "://" in text and "@" in text:
             text = self._userinfo(text, path, out)
         found = None if self.engine.clean(text) else redact_string(self.engine, text, self.allowed)
-        if (
-            (not found or not found[1])
-            and key is not None
-            and len(text) <= MAX_NAMED
-            and named_scan(key)
-        ):
-            found = self._named(key, text)
+        if key is not None and named_scan(key):
+            # judged by its name as well, after the token rules: a password beside a token
+            # (``hunter2 AKIA…``) is found now, not on a second redaction (idempotence)
+            base = found[0] if found else text
+            named = self._named(key, base) if len(base) <= MAX_NAMED else None
+            if named is not None:
+                found = (named[0], (found[1] if found else []) + named[1])
         if not found or not found[1]:
             if key is not None and self._secret_field(key, text):
                 out.append(("secret-assignment", path, preview("secret-assignment", text)))
@@ -350,7 +350,17 @@ class Walker:
 
     def _named(self, key: str, text: str) -> tuple[str, list[tuple[str, str]]] | None:
         """``text`` judged as the value of the line ``key: text`` (a header held as JSON):
-        the findings of that line within ``text``, replaced; None when there are none."""
+        the findings of that line within ``text``, replaced, until the line holds no more
+        (a marker can give a neighbour the edge its rule asks for); None when there are none."""
+        found: list[tuple[str, str]] = []
+        for _ in range(MAX_PASSES):
+            more = self._named_once(key, text)
+            if more is None:
+                break
+            text, found = more[0], found + more[1]
+        return (text, found) if found else None
+
+    def _named_once(self, key: str, text: str) -> tuple[str, list[tuple[str, str]]] | None:
         head = f"{key}: "
         line = head + text
         if self.engine.clean(line):
