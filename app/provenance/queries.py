@@ -12,7 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Row, bindparam, select, text
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Row,
+    bindparam,
+    func,
+    literal,
+    or_,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
@@ -50,12 +60,40 @@ class FileTouch:
         }
 
 
-def visible(principal: Principal, repository: str | None) -> list[ColumnElement[bool]]:
+def remote_key(value: ColumnElement[Any] | str) -> ColumnElement[str]:
+    """SQL twin of :func:`loomsync.git.normalize_remote_url`, lowercased: ``host/owner/repo``
+    for any spelling of a git remote (``https://github.com/a/b.git``, ``git@github.com:a/b``,
+    ``ssh://git@github.com:22/a/b.git/`` and ``github.com/a/b`` give ``github.com/a/b``),
+    so a ``repository`` filter matches the URL an agent recorded as it recorded it (API.md
+    section 2 keeps ``git_remote_url`` as the client sent it). Scheme, userinfo, a port or
+    the scp colon, ``.git`` and trailing slashes go; case is folded (hosts are
+    case-insensitive, and the big forges' paths too)."""
+    text_value = literal(value) if isinstance(value, str) else value
+    key = func.regexp_replace(text_value, r"^[A-Za-z][A-Za-z0-9+.\-]*://", "")
+    key = func.regexp_replace(key, r"^[^@/]*@", "")
+    key = func.regexp_replace(key, r"^([^/:]+):([0-9]+/)?", r"\1/")
+    key = func.regexp_replace(key, r"(\.git)?/*$", "")
+    return func.lower(key)
+
+
+def holds_nul(*values: str | None) -> bool:
+    """Whether a query value holds NUL, which no stored text does (PostgreSQL ``text`` cannot
+    hold it): such a query matches nothing, answered as an empty result rather than sent to
+    the database (which refuses the parameter)."""
+    return any(v is not None and "\x00" in v for v in values)
+
+
+def visible(
+    principal: Principal, repository: str | None, *, unknown_too: bool = False
+) -> list[ColumnElement[bool]]:
     """Conditions on ``threads``: readable by ``principal``, not deleted, and of
-    ``repository`` (``git_remote_url``, normalised as the client writes it) when given."""
+    ``repository`` when given (any spelling of the remote: :func:`remote_key`), or, with
+    ``unknown_too``, of no recorded remote (Claude Code records none; a commit SHA or a
+    line's text then says whether the thread is the one)."""
     conditions: list[ColumnElement[bool]] = [threads.c.deleted_at.is_(None), readable(principal)]
     if repository is not None:
-        conditions.append(threads.c.git_remote_url == repository)
+        same = remote_key(threads.c.git_remote_url) == remote_key(repository)
+        conditions.append(or_(same, threads.c.git_remote_url.is_(None)) if unknown_too else same)
     return conditions
 
 
@@ -82,8 +120,14 @@ async def by_commit(
     limit: int,
 ) -> list[Row[Any]]:
     """Up to ``limit`` + 1 thread rows that observed a commit whose SHA starts with
-    ``prefix`` (lowercase hex), newest ``last_activity_at`` first, keyset after ``after``."""
-    conditions = [*visible(principal, repository), threads.c.id.in_(_commit_threads(prefix))]
+    ``prefix`` (lowercase hex), newest ``last_activity_at`` first, keyset after ``after``;
+    threads that recorded no remote are among them (the SHA names the commit)."""
+    if holds_nul(repository):
+        return []
+    conditions = [
+        *visible(principal, repository, unknown_too=True),
+        threads.c.id.in_(_commit_threads(prefix)),
+    ]
     return await keyset_page(session, conditions, after=after, limit=limit)
 
 
@@ -94,9 +138,17 @@ async def by_file(
     repository: str | None,
     after: tuple[Any, uuid.UUID] | None,
     limit: int,
+    *,
+    unknown_too: bool = False,
 ) -> list[Row[Any]]:
-    """Up to ``limit`` + 1 thread rows whose tool calls touched ``path``, newest first."""
-    conditions = [*visible(principal, repository), threads.c.id.in_(_file_threads(path))]
+    """Up to ``limit`` + 1 thread rows whose tool calls touched ``path``, newest first (with
+    ``unknown_too``, threads that recorded no remote as well: :func:`visible`)."""
+    if holds_nul(path, repository):
+        return []
+    conditions = [
+        *visible(principal, repository, unknown_too=unknown_too),
+        threads.c.id.in_(_file_threads(path)),
+    ]
     return await keyset_page(session, conditions, after=after, limit=limit)
 
 
@@ -184,10 +236,15 @@ async def by_line(
     observed the commit ``prefix`` (``git blame``'s) and, commit or not (a rebase changes
     SHAs), those whose edit of ``path`` holds ``line``'s text. At most ``limit``."""
     by_id: dict[uuid.UUID, Row[Any]] = {}
+    if holds_nul(path, line, repository):
+        return []
     if prefix is not None:
         for row in await by_commit(session, principal, prefix, repository, None, LINE_CANDIDATES):
             by_id[row.id] = row
-    for row in await by_file(session, principal, path, repository, None, LINE_CANDIDATES):
+    candidates = await by_file(
+        session, principal, path, repository, None, LINE_CANDIDATES, unknown_too=True
+    )
+    for row in candidates:
         by_id.setdefault(row.id, row)
     ids = list(by_id)
     commits = await commits_of(session, ids, prefix) if prefix is not None else {}

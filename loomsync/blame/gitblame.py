@@ -45,8 +45,27 @@ def locate(file: Path) -> Repository | None:
     remotes = run_git(root, "config", "--get-regexp", r"^remote\..*\.url$") or ""
     urls = dict(line.split(" ", 1) for line in remotes.splitlines() if " " in line)
     url = urls.get("remote.origin.url") or next(iter(urls.values()), None)
-    path = Path(os.path.realpath(file)).relative_to(os.path.realpath(root)).as_posix()
+    # the file itself as git tracks it: a symlink is blamed as the link, never followed out
+    where = Path(os.path.realpath(file)) if file.is_dir() else _real_parent(file)
+    try:
+        path = where.relative_to(os.path.realpath(root)).as_posix()
+    except ValueError:
+        return None  # outside the work tree git named
     return Repository(root, normalize_remote_url(url) if url else None, path)
+
+
+def _real_parent(file: Path) -> Path:
+    return Path(os.path.realpath(file.parent if str(file.parent) else ".")) / file.name
+
+
+def same_remote(recorded: str | None, remote: str | None) -> bool:
+    """Whether a thread's recorded ``git_remote_url`` (as its agent wrote it:
+    ``https://github.com/a/b.git``, ``git@github.com:a/b``…) is the repository ``remote``
+    (normalised, :func:`loomsync.git.normalize_remote_url`); case-insensitive, as the
+    server's ``repository`` filter (app/provenance/queries.py ``remote_key``)."""
+    if not recorded or not remote:
+        return False
+    return normalize_remote_url(recorded).lower() == normalize_remote_url(remote).lower()
 
 
 def blame(repo: Repository, first: int | None = None, last: int | None = None) -> list[BlamedLine]:

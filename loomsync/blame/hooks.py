@@ -17,7 +17,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from loomsync.blame.gitblame import TRAILER
+from loomsync.blame.gitblame import TRAILER, same_remote
 from loomsync.git import run_git
 from loomsync.store.local import LocalThreadStore
 
@@ -26,6 +26,12 @@ MARKER = "# loomsync prepare-commit-msg hook"
 #: Sources of a message (git's second hook argument) left alone: a merge's or a squash's
 #: message is git's own summary, not a session's work.
 _SKIPPED_SOURCES = ("merge", "squash")
+#: Files in the git folder while git replays commits written earlier (a rebase, ``am``, a
+#: cherry-pick or revert): those commits are not the live session's work, so none is stamped.
+_REPLAYING = ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer")
+#: A thread active up to this far in the future (clock skew between machines) is live; a
+#: later ``last_activity_at`` is a bogus date, not a live session.
+_SKEW = timedelta(minutes=5)
 
 
 class HookExists(Exception):
@@ -68,21 +74,41 @@ def live_minutes() -> float:
 def live_threads(
     store: LocalThreadStore, root: str, remote: str | None, now: datetime | None = None
 ) -> list[str]:
-    """Ids of the live threads of the repository (module docstring), newest first."""
-    since = (now or datetime.now(UTC)) - timedelta(minutes=live_minutes())
+    """Ids of the live threads of the repository (module docstring), newest first; archived
+    threads and threads dated in the future (beyond a few minutes of clock skew) are not."""
+    now = now or datetime.now(UTC)
+    since = now - timedelta(minutes=live_minutes())
     live: list[str] = []
-    for summary in store.list(archived="any"):
+    for summary in store.list():
         if summary.last_activity_at is None or summary.last_activity_at < since:
             break  # newest first: the rest are older
-        if summary.workspace_root == root or (remote and summary.git_remote_url == remote):
+        if summary.last_activity_at > now + _SKEW:
+            continue
+        if summary.workspace_root == root or same_remote(summary.git_remote_url, remote):
             live.append(summary.id)
     return live
+
+
+def replaying(root: str) -> bool:
+    """Whether git is replaying earlier commits in ``root`` (a rebase, ``git am``, a
+    cherry-pick or revert: :data:`_REPLAYING`, or ``GIT_REFLOG_ACTION`` naming one)."""
+    action = os.environ.get("GIT_REFLOG_ACTION", "")
+    if action.split(" ")[0] in ("rebase", "cherry-pick", "revert", "am"):
+        return True
+    for name in _REPLAYING:
+        out = run_git(root, "rev-parse", "--git-path", name)
+        if out is None:
+            continue
+        found = Path(out.strip())
+        if (found if found.is_absolute() else Path(root) / found).exists():
+            return True
+    return False
 
 
 def add_trailers(message_file: Path, root: str, thread_ids: list[str], source: str = "") -> bool:
     """Add one trailer per thread to the commit message (``git interpret-trailers``, so an
     existing one is not repeated); False when nothing was added."""
-    if not thread_ids or source in _SKIPPED_SOURCES:
+    if not thread_ids or source in _SKIPPED_SOURCES or replaying(root):
         return False
     args = ["interpret-trailers", "--in-place", "--if-exists", "addIfDifferent"]
     for thread_id in thread_ids:

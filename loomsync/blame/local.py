@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from loomsync.blame.answer import Hit
-from loomsync.blame.gitblame import Repository
+from loomsync.blame.gitblame import Repository, same_remote
 from loomsync.core.document.model import Thread
 from loomsync.core.provenance import contains_line, touches
 
 
 def _of_repository(thread: Thread, repo: Repository) -> bool:
-    if repo.remote is not None and thread.git_remote_url == repo.remote:
+    if same_remote(thread.git_remote_url, repo.remote):
         return True
     return thread.workspace_root == repo.root
 

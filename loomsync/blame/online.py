@@ -21,11 +21,22 @@ def _when(value: Any) -> datetime | None:
         return None
 
 
+#: Most UTF-8 bytes of a line's text sent: percent-encoded (up to 3 characters a byte) it
+#: stays well inside the server's 32 KiB request head (LOOMSYNC_MAX_HEADER_BYTES).
+MAX_TEXT_BYTES = 4096
+
+
+def cut_utf8(text: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character (the server
+    matches the line's start: a 4,096-character line of CJK is 12 KiB, 36 KiB encoded)."""
+    return text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+
+
 def line_hits(
     client: ThreadSyncClient, path: str, text: str, commit: str | None, repository: str | None
 ) -> list[Hit]:
     """``GET /api/provenance/lines``. Raises the client's SyncError subclasses."""
-    params = {"path": path, "text": text[:4096], "commit": commit, "repository": repository}
+    params = {"path": path, "text": cut_utf8(text), "commit": commit, "repository": repository}
     body = client.request("GET", "/api/provenance/lines", params=params).json()
     return [
         Hit(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 hooks_app = typer.Typer(help="Git hooks: name the live session in each commit message.")
 app.add_typer(hooks_app, name="hooks")
 
-_TARGET = re.compile(r"^(?P<file>.+?)(?::(?P<first>\d+)(?:-(?P<last>\d+))?)?$")
+_TARGET = re.compile(r"(?P<file>.+?)(?::(?P<first>\d+)(?:-(?P<last>\d+))?)?", re.DOTALL)
 #: Lines one ``blame`` asks the server about (a whole large file is blamed locally only).
 MAX_ONLINE_LINES = 200
 
@@ -44,16 +44,24 @@ def _cut(text: str, width: int) -> str:
 
 
 def _parse_target(target: str) -> tuple[Path, int | None, int | None]:
-    match = _TARGET.match(target)
-    if not match or not Path(match["file"]).exists():
-        match = None if Path(target).exists() else match
-    if match is None or not Path(match["file"]).exists():
+    """``FILE``, ``FILE:LINE`` or ``FILE:FIRST-LAST``; a file whose own name ends in ``:N``
+    (or holds a newline) is that file when no shorter name with lines fits."""
+    match = _TARGET.fullmatch(target)
+    if match is None or not match["first"] or not Path(match["file"]).exists():
+        if Path(target).exists():
+            return Path(target), None, None
         raise typer.BadParameter(f"no such file: {target}", param_hint="FILE")
-    first = int(match["first"]) if match["first"] else None
+    first = int(match["first"])
     last = int(match["last"]) if match["last"] else first
-    if first is not None and (first < 1 or (last is not None and last < first)):
-        raise typer.BadParameter("LINE-LINE must be ascending, from 1", param_hint="FILE")
+    if first < 1 or last < first:
+        wanted = "LINE starts at 1" if not match["last"] else "FIRST-LAST must be ascending, from 1"
+        raise typer.BadParameter(wanted, param_hint="FILE")
     return Path(match["file"]), first, last
+
+
+def _from(source: str) -> str:
+    """``the server`` or ``this machine``, for a sentence."""
+    return "the server" if source == "server" else source
 
 
 def _answers(
@@ -165,7 +173,7 @@ def blame(
         head = f"{(line.commit or 'uncommitted')[:8]} {where:<16} {(best.match if best else ''):<7}{more:>3} {line.number:>4}) "
         console.print(printable(_cut(head + line.text.expandtabs(4), width)), highlight=False)
     if not piped:
-        errors.print(Text(printable(f"threads from the {source}"), style="dim"))
+        errors.print(Text(printable(f"threads from {_from(source)}"), style="dim"))
 
 
 @app.command()
@@ -212,7 +220,8 @@ def why(
     if not hits:
         errors.print(
             Text(
-                printable(f"No session found for {commit[:12]} (on the {source})."), style="yellow"
+                printable(f"No session found for {commit[:12]} (on {_from(source)})."),
+                style="yellow",
             )
         )
         raise typer.Exit(1)

@@ -279,3 +279,91 @@ async def test_backfill_command(
     assert "file touches indexed" in done.stdout
     found = (await client.get(f"/api/threads/{tid}/provenance", headers=owner)).json()
     assert [t["path"] for t in found["touches"]] == ["cmd.py"]
+
+
+#: Spellings of one remote that agents record as they found them (Codex's ``repository_url``,
+#: a clone over SSH, a port, a trailing slash), and other remotes that must not match.
+SPELLINGS = (
+    "https://github.com/Team/Remote-Spelling.git",
+    "git@github.com:team/remote-spelling.git",
+    "ssh://git@github.com:22/team/remote-spelling.git/",
+    "https://ci-bot@github.com/team/remote-spelling",
+    "github.com/team/remote-spelling",
+)
+OTHERS = ("https://github.com/team/remote-spelling-2.git", "git@gitlab.com:team/remote-spelling")
+
+
+async def test_repository_matches_any_spelling_of_the_remote(
+    client: httpx.AsyncClient, owner: dict[str, str]
+) -> None:
+    sha = uuid.uuid4().hex
+    line = "print('spelled many ways')"
+    spelled = {
+        url: await _put(
+            client,
+            owner,
+            _thread([_edit_call("spell.py", "", line)], [sha], git_remote_url=url),
+        )
+        for url in (*SPELLINGS, *OTHERS)
+    }
+    unknown = await _put(
+        client, owner, _thread([_edit_call("spell.py", "", line)], [sha], git_remote_url=None)
+    )
+    wanted = {spelled[url] for url in SPELLINGS}
+    for repository in ("github.com/team/remote-spelling", "git@github.com:team/remote-spelling"):
+        params = {"repository": repository}
+        commits = await client.get(f"/api/provenance/commits/{sha}", params=params, headers=owner)
+        # a commit names itself: threads that recorded no remote are kept
+        assert set(_ids(commits.json())) == wanted | {unknown}
+        files = await client.get(
+            "/api/provenance/files", params={"path": "spell.py", **params}, headers=owner
+        )
+        assert set(_ids(files.json())) == wanted  # a path alone could be any repository's
+        lines = await client.get(
+            "/api/provenance/lines",
+            params={"path": "spell.py", "text": line, **params},
+            headers=owner,
+        )
+        assert {h["thread"]["id"] for h in lines.json()["hits"]} == wanted | {unknown}
+
+
+async def test_remote_key_is_the_clients_normalisation(database_url: str) -> None:
+    """The SQL spelling-folding equals loomsync.git.normalize_remote_url, case folded."""
+    from sqlalchemy import select
+
+    from app.provenance.queries import remote_key
+    from loomsync.git import normalize_remote_url
+
+    urls = (
+        *SPELLINGS,
+        *OTHERS,
+        "https://gitlab.example.com:8443/group/sub/project.git",
+        "git@host.example:123org/repo.git",
+        "file:///srv/git/project.git",
+        "/srv/git/project.git/",
+        "https://github.com/a/b///",
+    )
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            for url in urls:
+                folded = await conn.scalar(select(remote_key(url)))
+                assert folded == normalize_remote_url(url).lower(), url
+    finally:
+        await engine.dispose()
+
+
+async def test_nul_in_a_query_finds_nothing(
+    client: httpx.AsyncClient, owner: dict[str, str]
+) -> None:
+    """No stored text holds NUL (PostgreSQL ``text`` cannot): an empty answer, never a 5xx."""
+    for url, params in (
+        ("/api/provenance/files", {"path": "app\x00.py"}),
+        ("/api/provenance/files", {"path": "app.py", "repository": "\x00"}),
+        ("/api/provenance/lines", {"path": "app\x00.py", "text": "abc"}),
+        ("/api/provenance/lines", {"path": "app.py", "text": "a\x00bc", "commit": "abcdef1"}),
+        ("/api/provenance/commits/abcdef1", {"repository": "\x00"}),
+    ):
+        answer = await client.get(url, params=params, headers=owner)
+        assert answer.status_code == 200, (url, params, answer.text)
+        assert answer.json()["hits"] == []

@@ -261,3 +261,95 @@ def test_hook_writes_the_trailer_and_blame_reads_it_first(
     (repo / "b.txt").write_text("b\n")
     commit_all(repo, "add b", env={**person.env, "LOOMSYNC_LIVE_MINUTES": "0.0000001"})
     assert "Loomsync-Thread" not in git(repo, "log", "-1", "--format=%B")
+
+
+def test_blame_and_why_online_match_the_remote_as_the_agent_recorded_it(
+    tmp_path: Path, live_server: LiveServer, settings: Settings
+) -> None:
+    """Codex records ``repository_url`` as git printed it (``git@…:….git``), the work tree's
+    origin is ``https://….git``: the server still names the thread (a newcomer's finding)."""
+    token = create_token(settings, f"carol-{uuid.uuid4().hex[:8]}")
+    repo = tmp_path / "spelled"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", "https://github.com/Team/Spelled.git")
+    (repo / "app.py").write_text("def hello():\n    return 'spelled'\n")
+    sha = commit_all(repo, "hello")
+    doc = session(repo, [codex_patch("app.py", "def hello():")], [sha], "private")
+    recorded = upload(
+        live_server.url,
+        token,
+        {
+            **doc,
+            "git_remote_url": "git@github.com:team/spelled.git",
+            "workspace_root": "/elsewhere",
+        },
+    )
+    carol = make_person(tmp_path / "carol")
+    assert carol("login", "--server", live_server.url, "--token", token).code == 0
+    online = json.loads(carol("blame", f"{repo / 'app.py'}:1", "--json").out)
+    assert online["source"] == "server"
+    assert [t["thread_id"] for t in online["lines"][0]["threads"]] == [recorded]
+    why = json.loads(carol("why", sha, "--json").out)
+    assert [t["thread_id"] for t in why["threads"]] == [recorded]
+    # and offline, from this machine's copy (pulled by the same spelling-blind match)
+    assert carol("sync").code == 0
+    offline = json.loads(carol("blame", f"{repo / 'app.py'}:1", "--json", "--offline").out)
+    assert [t["thread_id"] for t in offline["lines"][0]["threads"]] == [recorded]
+
+
+def test_targets_that_look_odd(tmp_path: Path) -> None:
+    """A file named like a target (``a:1``) is that file; a symlink leading out of the work
+    tree is blamed as the link, never a traceback; line 0 is refused in words."""
+    repo = tmp_path / "odd"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a:1").write_text("colon file\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not in git\n")
+    (repo / "link.txt").symlink_to(outside)
+    commit_all(repo, "odd names")
+    person = make_person(tmp_path / "me")
+    named_like_target = person("blame", str(repo / "a:1"), "--json", "--offline")
+    assert named_like_target.code == 0, named_like_target.err
+    assert json.loads(named_like_target.out)["file"] == "a:1"
+    link = person("blame", str(repo / "link.txt"), "--json", "--offline")
+    assert link.code == 0, link.err
+    assert json.loads(link.out)["file"] == "link.txt"
+    zero = person("blame", f"{repo / 'a:1'}:0")
+    assert zero.code == 2
+    assert "LINE starts at 1" in zero.err
+    assert "Traceback" not in zero.err + link.err
+
+
+def test_hook_stamps_no_replayed_commit_and_no_future_session(
+    tmp_path: Path, live_server: LiveServer
+) -> None:
+    """A rebase replays commits written earlier: none gets the live session's trailer; a
+    session dated ten years ahead is no live session."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    person = make_person(tmp_path / "me")
+    for n in range(3):
+        (repo / f"f{n}.txt").write_text(f"{n}\n")
+        commit_all(repo, f"before {n}")
+    install = subprocess.run(
+        [str(LOOMSYNC), "hooks", "install"], cwd=repo, env=person.env, capture_output=True
+    )
+    assert install.returncode == 0
+    future = session(repo, [claude_edit(repo / "x.txt", "", "x")], [], "private")
+    future["last_activity_at"] = datetime(2036, 1, 1, tzinfo=UTC).isoformat()
+    person.agent().save(Thread.model_validate(future))
+    (repo / "g.txt").write_text("g\n")
+    commit_all(repo, "while a future-dated session exists", env=person.env)
+    assert "Loomsync-Thread" not in git(repo, "log", "-1", "--format=%B")
+    live = session(repo, [claude_edit(repo / "y.txt", "", "y")], [], "private")
+    live_id = str(person.agent().save(Thread.model_validate(live)).id)
+    editor = {"GIT_SEQUENCE_EDITOR": "sed -i '1s/^pick/reword/'", "GIT_EDITOR": "true"}
+    git(repo, "rebase", "-q", "-i", "--root", env={**person.env, **editor})
+    history = git(repo, "log", "--format=%(trailers:key=Loomsync-Thread,valueonly)")
+    assert live_id not in history
+    (repo / "h.txt").write_text("h\n")
+    commit_all(repo, "the live session's own commit", env=person.env)
+    assert f"Loomsync-Thread: {live_id}" in git(repo, "log", "-1", "--format=%B")
