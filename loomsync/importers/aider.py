@@ -55,7 +55,17 @@ class _Session:
 
 
 def _decode_lines(raw: bytes, result: ImportResult) -> list[str]:
-    lines: list[str] = []
+    """The file's lines (split at ``\n``, a ``\r`` before it dropped); a line that is not
+    UTF-8 is skipped and counted. The whole file is decoded at once when it can be (the
+    usual case: bench/importers.py), line by line only when it cannot."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        lines = text.split("\n")
+        return [line.removesuffix("\r") for line in lines] if "\r" in text else lines
+    lines = []
     for chunk in raw.split(b"\n"):
         try:
             lines.append(chunk.decode("utf-8").removesuffix("\r"))
@@ -69,7 +79,7 @@ def _sessions(lines: list[str]) -> list[_Session]:
     sessions = [_Session(started=None)]
     in_note = False
     for line in lines:
-        if match := _START.match(line):
+        if line.startswith("# aider chat started at ") and (match := _START.match(line)):
             sessions.append(_Session(started=match.group(1)))
             in_note = False
             continue
