@@ -78,3 +78,27 @@ def test_commit_and_file_pages_link_to_the_messages(site: Site, page: Page) -> N
 
     page.goto(site.url("/files?path="))
     expect(page.locator("h1")).to_have_text("Bad request")
+
+
+def test_pages_with_nul_or_another_spelling_of_the_remote(site: Site, page: Page) -> None:
+    """NUL in a page's query finds nothing (no 500/503 page); the repository filter takes
+    the remote in the spelling git prints it."""
+    alice, token = site.user("alice")
+    sha = uuid.uuid4().hex
+    mine = _put(
+        site,
+        token,
+        {
+            **_doc("Spelled remote", "private", [sha], "x = 1"),
+            "git_remote_url": f"https://{REPO}.git",
+        },
+    )
+    site.sign_in(page, alice, token)
+    for url in ("/files?path=a%00b", f"/commits/{sha[:8]}?repository=%00"):
+        answer = page.goto(site.url(url))
+        assert answer is not None, url
+        assert answer.status == 200, url
+    page.goto(site.url(f"/commits/{sha[:8]}?repository=git@github.com:acme/shop.git"))
+    expect(page.locator(".thread-row .title")).to_have_text(["Spelled remote"])
+    page.goto(site.url(f"/files?path=src/cart.py&repository={REPO}"))
+    assert mine in page.content()
