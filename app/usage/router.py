@@ -34,7 +34,8 @@ from app.threads.responses import json_response
 from app.threads.schemas import problem_responses
 from app.usage import queries
 from app.usage.schemas import UsageAnswer
-from loomsync.core.usage.counting import Sums
+from loomsync.core.usage import report
+from loomsync.core.usage.counting import Sums, clean_text
 from loomsync.core.usage.prices import PriceBook, PricesFileError, price_book
 
 router = ApiRouter(tags=["usage"])
@@ -78,13 +79,11 @@ Equal = Annotated[str | None, Query(max_length=1024, description="Count only row
 
 def parse_day(value: str | None, name: str) -> date | None:
     """A ``YYYY-MM-DD`` day; None when absent. Raises BadRequest (400) for another text or a
-    day no calendar has (2026-02-30)."""
+    day no calendar has (2026-02-30, year 0)."""
     if value is None:
         return None
     if not _DATE.fullmatch(value):
         raise BadRequest(f"{name} is a day written YYYY-MM-DD.")
-    if value.startswith("0000"):
-        return date.min  # year 0 (RFC 3339 allows it): before every row
     try:
         return date.fromisoformat(value)
     except ValueError:
@@ -134,18 +133,10 @@ def key_text(value: Any) -> str | None:
 
 
 def figures(group: queries.Group) -> dict[str, Any]:
-    """The :class:`~app.usage.schemas.UsageFigures` of ``group``."""
-    sums = group.sums
-    return {
-        "sessions": group.sessions,
-        "sessions_with_usage": group.sessions_with_usage,
-        "sessions_without_usage": group.sessions - group.sessions_with_usage,
-        **sums.as_json(),
-        "tokens": sums.tokens,
-        "cost_usd": None if group.cost is None else round(group.cost, 6),
-        "unpriced_turns": group.unpriced_turns,
-        "cost_complete": sums.turns > 0 and group.unpriced_turns == 0 and sums.without_usage == 0,
-    }
+    """The :class:`~app.usage.schemas.UsageFigures` of ``group`` (loomsync.core.usage.report)."""
+    return report.figures(
+        group.sums, group.sessions, group.sessions_with_usage, group.cost, group.unpriced_turns
+    )
 
 
 def group_json(group: queries.Group) -> dict[str, Any]:
@@ -264,6 +255,8 @@ async def usage(
         )
         if value is not None
     }
+    # as stored (loomsync.core.usage.counting.clean_text): NUL is a space in a text column
+    equal = {k: clean_text(v, 1024) or v for k, v in equal.items()}
     filters = queries.Filters(start, end, scope, equal)
     answer = await usage_answer(reads, principal, book, filters, group_by, stack, limit)
     if format == "csv":
