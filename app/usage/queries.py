@@ -113,7 +113,9 @@ async def models_in(
     return [(r.model, r.provider) for r in rows]
 
 
-def _price_params(book: PriceBook, models: list[tuple[str, str]]) -> dict[str, list[Any]]:
+def price_params(book: PriceBook, models: list[tuple[str, str]]) -> dict[str, list[Any]]:
+    """The unit prices of ``models`` as the parallel arrays :func:`aggregate` joins (models
+    without a known price left out: their cost is unknown)."""
     out: dict[str, list[Any]] = {k: [] for k in ("pm", "pp", "pi", "po", "pr", "pw")}
     for model, provider in models:
         unit = book.unit(model, provider)
@@ -136,13 +138,17 @@ async def aggregate(
     group_by: GroupBy | Literal["none"],
     stack: Stack = "none",
     limit: int = 1000,
+    priced: dict[str, list[Any]] | None = None,
 ) -> tuple[list[Group], bool]:
     """The groups of the rows that count, at most ``limit`` (the second value: more were
     left out); ``group_by="none"``: one group of everything. Time groups in time order (then by cost within a time); the others by cost,
-    tokens, then key. One statement after :func:`models_in`."""
+    tokens, then key. One statement after :func:`models_in` (none when ``priced``, the
+    :func:`price_params` of the same filters, is given: a page asks several groupings)."""
     params: dict[str, Any] = {"limit": limit + 1}
     where = _where(principal, filters, params)
-    params.update(_price_params(book, await models_in(session, principal, filters)))
+    if priced is None:
+        priced = price_params(book, await models_in(session, principal, filters))
+    params.update(priced)
     key, series = _KEYS[group_by], _KEYS[stack]
     cost = (
         "(d.input_tokens * p.pi + d.output_tokens * p.po + d.cache_read_tokens * p.pr"
@@ -215,5 +221,6 @@ __all__ = [
     "Stack",
     "aggregate",
     "models_in",
+    "price_params",
     "totals",
 ]

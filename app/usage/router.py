@@ -179,10 +179,13 @@ async def usage_answer(
     """The JSON answer (:class:`~app.usage.schemas.UsageAnswer`) for these parameters."""
 
     async def read(session: Any) -> dict[str, Any]:
+        priced = queries.price_params(book, await queries.models_in(session, principal, filters))
         groups, truncated = await queries.aggregate(
-            session, principal, filters, book, group_by, stack, limit
+            session, principal, filters, book, group_by, stack, limit, priced
         )
-        whole, _ = await queries.aggregate(session, principal, filters, book, "none", "none", 1)
+        whole, _ = await queries.aggregate(
+            session, principal, filters, book, "none", "none", 1, priced
+        )
         total = whole[0] if whole else None
         return {
             "since": filters.since.isoformat(),
