@@ -101,14 +101,19 @@ def _where(principal: Principal, filters: Filters, params: dict[str, Any]) -> st
 _SUM_COLUMNS = ", ".join(f"sum(d.{n}) AS {n}" for n in SUMS)
 
 
-async def models_in(
-    session: AsyncSession, principal: Principal, filters: Filters
-) -> list[tuple[str, str]]:
-    """The distinct (model, provider) pairs of the rows that count."""
-    params: dict[str, Any] = {}
-    where = _where(principal, filters, params)
+async def models_in(session: AsyncSession) -> list[tuple[str, str]]:
+    """Every (model, provider) pair stored, by a loose scan of ``usage_daily_model`` (one
+    index probe per pair: a few dozen, whatever the rows). A superset of a range's models is
+    as good for pricing it, and costs no scan of the range."""
     rows = await session.execute(
-        text(f"SELECT DISTINCT d.model, d.provider FROM usage_daily d WHERE {where}"), params
+        text(
+            "WITH RECURSIVE m AS ("
+            " (SELECT model, provider FROM usage_daily ORDER BY model, provider LIMIT 1)"
+            " UNION ALL SELECT n.model, n.provider FROM m, LATERAL (SELECT u.model, u.provider"
+            " FROM usage_daily u WHERE (u.model, u.provider) > (m.model, m.provider)"
+            " ORDER BY u.model, u.provider LIMIT 1) AS n)"
+            " SELECT model, provider FROM m"
+        )
     )
     return [(r.model, r.provider) for r in rows]
 
@@ -139,15 +144,20 @@ async def aggregate(
     stack: Stack = "none",
     limit: int = 1000,
     priced: dict[str, list[Any]] | None = None,
-) -> tuple[list[Group], bool]:
+    with_total: bool = True,
+) -> tuple[list[Group], bool, Group]:
     """The groups of the rows that count, at most ``limit`` (the second value: more were
-    left out); ``group_by="none"``: one group of everything. Time groups in time order (then by cost within a time); the others by cost,
-    tokens, then key. One statement after :func:`models_in` (none when ``priced``, the
-    :func:`price_params` of the same filters, is given: a page asks several groupings)."""
-    params: dict[str, Any] = {"limit": limit + 1}
+    left out), and the total of every row that counts (the third), from one statement
+    (``GROUPING SETS``). Time groups in time order (then by cost within a time); the others
+    by cost, tokens, then key. ``priced``: the :func:`price_params` of :func:`models_in`
+    (looked up when None; a page asks several groupings). ``with_total=False``: the third
+    value is an empty group (no ``GROUPING SETS``). Grouped by session, a group is one thread:
+    its sessions are counted without ``count(DISTINCT)``, and the total is a second
+    statement."""
+    params: dict[str, Any] = {"limit": limit + 2}
     where = _where(principal, filters, params)
     if priced is None:
-        priced = price_params(book, await models_in(session, principal, filters))
+        priced = price_params(book, await models_in(session))
     params.update(priced)
     key, series = _KEYS[group_by], _KEYS[stack]
     cost = (
@@ -159,36 +169,50 @@ async def aggregate(
         if group_by in TIME_GROUPS
         else "cost DESC NULLS LAST, tokens DESC, k, s"
     )
+    one_thread = group_by == "session"
+    sets = "GROUPING SETS ((k, s), ())" if with_total and not one_thread else "k, s"
+    whole = "GROUPING(k, s)" if with_total and not one_thread else "0"
+    sessions = (
+        "1 AS sessions, CASE WHEN sum(d.turns) > 0 THEN 1 ELSE 0 END AS sessions_with_usage"
+        if one_thread
+        else "count(DISTINCT d.thread_id) AS sessions,"
+        " count(DISTINCT d.thread_id) FILTER (WHERE d.turns > 0) AS sessions_with_usage"
+    )
     sql = (
-        f"SELECT {key} AS k, {series} AS s, {_SUM_COLUMNS},"
+        f"SELECT k, s, {whole} AS whole, {_SUM_COLUMNS},"
         " sum(d.input_tokens + d.output_tokens + d.cache_read_tokens + d.cache_write_tokens)"
         " AS tokens,"
         f" sum({cost}) AS cost,"
         " sum(d.turns) FILTER (WHERE p.pm IS NULL) AS unpriced_turns,"
-        " count(DISTINCT d.thread_id) AS sessions,"
-        " count(DISTINCT d.thread_id) FILTER (WHERE d.turns > 0) AS sessions_with_usage"
-        " FROM usage_daily d LEFT JOIN unnest(CAST(:pm AS text[]), CAST(:pp AS text[]),"
+        f" {sessions}"
+        f" FROM (SELECT {key} AS k, {series} AS s, d.* FROM usage_daily d WHERE {where}) AS d"
+        " LEFT JOIN unnest(CAST(:pm AS text[]), CAST(:pp AS text[]),"
         " CAST(:pi AS float8[]), CAST(:po AS float8[]), CAST(:pr AS float8[]),"
         " CAST(:pw AS float8[])) AS p(pm, pp, pi, po, pr, pw)"
         " ON p.pm = d.model AND p.pp = d.provider"
-        f" WHERE {where} GROUP BY 1, 2 ORDER BY {order} LIMIT :limit"
+        f" GROUP BY {sets} ORDER BY whole DESC, {order} LIMIT :limit"
     )
     rows = (await session.execute(text(sql), params)).all()
-    groups = [
-        Group(
-            key=r.k,
-            stack=None if stack == "none" else r.s,
-            sums=Sums(**{n: int(getattr(r, n) or 0) for n in SUMS}),
-            sessions=r.sessions,
-            sessions_with_usage=r.sessions_with_usage,
-            cost=None if r.cost is None else float(r.cost),
-            unpriced_turns=int(r.unpriced_turns or 0),
-        )
-        for r in rows[:limit]
-    ]
-    if group_by == "session":
+    made = [_group(r, stack) for r in rows]
+    total = made.pop(0) if rows and rows[0].whole else Group(None, None, Sums(), 0, 0, None, 0)
+    groups = made[:limit]
+    if one_thread:
         await _titles(session, groups)
-    return groups, len(rows) > limit
+        if with_total:
+            total = (await aggregate(session, principal, filters, book, "none", priced=priced))[2]
+    return groups, len(made) > limit, total
+
+
+def _group(r: Any, stack: Stack) -> Group:
+    return Group(
+        key=r.k,
+        stack=None if stack == "none" or r.whole else r.s,
+        sums=Sums(**{n: int(getattr(r, n) or 0) for n in SUMS}),
+        sessions=r.sessions,
+        sessions_with_usage=r.sessions_with_usage,
+        cost=None if r.cost is None else float(r.cost),
+        unpriced_turns=int(r.unpriced_turns or 0),
+    )
 
 
 async def _titles(session: AsyncSession, groups: list[Group]) -> None:

@@ -35,7 +35,7 @@ from app.threads.schemas import problem_responses
 from app.usage import queries
 from app.usage.schemas import UsageAnswer
 from loomsync.core.usage import report
-from loomsync.core.usage.counting import Sums, clean_text
+from loomsync.core.usage.counting import clean_text
 from loomsync.core.usage.prices import PriceBook, PricesFileError, price_book
 
 router = ApiRouter(tags=["usage"])
@@ -179,14 +179,9 @@ async def usage_answer(
     """The JSON answer (:class:`~app.usage.schemas.UsageAnswer`) for these parameters."""
 
     async def read(session: Any) -> dict[str, Any]:
-        priced = queries.price_params(book, await queries.models_in(session, principal, filters))
-        groups, truncated = await queries.aggregate(
-            session, principal, filters, book, group_by, stack, limit, priced
+        groups, truncated, total = await queries.aggregate(
+            session, principal, filters, book, group_by, stack, limit
         )
-        whole, _ = await queries.aggregate(
-            session, principal, filters, book, "none", "none", 1, priced
-        )
-        total = whole[0] if whole else None
         return {
             "since": filters.since.isoformat(),
             "until": filters.until.isoformat(),
@@ -199,16 +194,12 @@ async def usage_answer(
                 "source": book.source,
                 "date": book.date.isoformat(),
             },
-            "total": figures(total) if total else figures(_empty()),
+            "total": figures(total),
             "groups": [group_json(g) for g in groups],
             "truncated": truncated,
         }
 
     return await reads.run(read)
-
-
-def _empty() -> queries.Group:
-    return queries.Group(None, None, Sums(), 0, 0, None, 0)
 
 
 @router.get(

@@ -6,7 +6,8 @@
   ``visibility``, ``agent``, ``repository`` (``host/owner/repo``) and ``workspace``, kept equal
   to the thread's by every write in the writer's transaction (app/usage/rows.py), so that an
   aggregation is a ``GROUP BY`` over this table alone, through ``(org_id, day)`` or
-  ``(owner_id, day)``. Keyed by thread first, like every thread table (docs/scaling.md); a
+  ``(owner_id, day)``; ``(model, provider)`` lists the models stored without a scan
+  (app/usage/queries.py ``models_in``). Keyed by thread first, like every thread table (docs/scaling.md); a
   deleted thread's rows are deleted with it (soft delete) or by the foreign key.
 - ``usage_backfill``: the progress of the online backfill (app/usage/backfill.py), one row.
 """
@@ -72,6 +73,7 @@ usage_daily = Table(
 )
 Index("usage_daily_org_day", usage_daily.c.org_id, usage_daily.c.day)
 Index("usage_daily_owner_day", usage_daily.c.owner_id, usage_daily.c.day)
+Index("usage_daily_model", usage_daily.c.model, usage_daily.c.provider)
 
 usage_backfill = Table(
     "usage_backfill",

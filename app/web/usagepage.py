@@ -12,6 +12,7 @@ that holds usage is drawn.
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, cast
@@ -88,28 +89,36 @@ class _Links:
 
 
 async def _read(
-    session: AsyncSession,
+    reads: ReadsDep,
     web: Any,
     filters: queries.Filters,
     book: Any,
     period: queries.GroupBy,
     stack: queries.Stack,
 ) -> dict[str, Any]:
+    """The page's four figures: the bars with the total, the top repositories and sessions,
+    the three statements run at once, each on a session of its own (a page costs the slowest
+    of them, not their sum)."""
     principal = web.principal
-    priced = queries.price_params(book, await queries.models_in(session, principal, filters))
+    priced = await reads.run(lambda session: _priced(session, book))
 
-    async def grouped(group_by: Any, series: queries.Stack, limit: int) -> list[queries.Group]:
-        found, _ = await queries.aggregate(
-            session, principal, filters, book, group_by, series, limit, priced
+    def grouped(group_by: Any, series: queries.Stack, limit: int, total: bool) -> Any:
+        return reads.run(
+            lambda session: queries.aggregate(
+                session, principal, filters, book, group_by, series, limit, priced, total
+            )
         )
-        return found
 
-    return {
-        "bars": await grouped(period, stack, 1000),
-        "total": await grouped("none", "none", 1),
-        "repositories": await grouped("repository", "none", TOP),
-        "sessions": await grouped("session", "none", 2 * TOP),
-    }
+    (bars, _, total), (repositories, _, _), (sessions, _, _) = await asyncio.gather(
+        grouped(period, stack, 1000, True),
+        grouped("repository", "none", TOP, False),
+        grouped("session", "none", 2 * TOP, False),
+    )
+    return {"bars": bars, "total": total, "repositories": repositories, "sessions": sessions}
+
+
+async def _priced(session: AsyncSession, book: Any) -> dict[str, list[Any]]:
+    return queries.price_params(book, await queries.models_in(session))
 
 
 def _charts(
@@ -181,12 +190,10 @@ async def usage_page(
     }
     filters = queries.Filters(start, end, cast(queries.Scope, scope), equal)
     period = period_of((end - start).days + 1)
-    read = await reads.run(
-        lambda session: _read(session, web, filters, book, period, cast(queries.Stack, stack))
-    )
+    read = await _read(reads, web, filters, book, period, cast(queries.Stack, stack))
     base = {"since": start.isoformat(), "until": end.isoformat(), "scope": scope, "stack": stack}
     links = _Links({**base, **equal})
-    total = read["total"][0] if read["total"] else None
+    total = read["total"] if read["total"].sessions else None
     context = {
         "form": base,
         "is_admin": web.principal.is_admin,

@@ -54,6 +54,7 @@ def upgrade() -> None:
     )
     op.execute("CREATE INDEX usage_daily_org_day ON usage_daily (org_id, day)")
     op.execute("CREATE INDEX usage_daily_owner_day ON usage_daily (owner_id, day)")
+    op.execute("CREATE INDEX usage_daily_model ON usage_daily (model, provider)")
     op.execute(
         """
         CREATE TABLE usage_backfill (
