@@ -432,9 +432,19 @@ def token_create(
 
 from app.provenance import backfillcli  # noqa: E402  (registers `provenance-backfill` on cli)
 from app.threads import reindexcli  # noqa: E402  (registers `reindex` on cli)
+from app.usage import backfillcli as usage_backfillcli  # noqa: E402  (registers `usage-backfill` on cli)
 from app.web import logincli  # noqa: E402  (registers `token login` on token_cli)
 
-__all__ = ["backfillcli", "cli", "logincli", "main", "parse_ttl", "reindexcli", "token_cli"]
+__all__ = [
+    "backfillcli",
+    "cli",
+    "logincli",
+    "main",
+    "parse_ttl",
+    "reindexcli",
+    "token_cli",
+    "usage_backfillcli",
+]
 
 
 def main() -> None:

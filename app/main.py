@@ -34,6 +34,7 @@ from app.threads.collection import router as collection_router
 from app.threads.cursors import CursorCodec
 from app.threads.router import router as threads_router
 from app.threads.scanning import SecretScan
+from app.usage.router import router as usage_router
 from app.web.errors import PageErrorMiddleware
 from app.web.routes import include_web
 from loomsync.core.secrets import default_redactor
@@ -117,6 +118,7 @@ def create_app(settings: Settings, database_url: str | None = None) -> FastAPI:
     app.include_router(audit_router, dependencies=limited)
     app.include_router(sharing_router, dependencies=limited)
     app.include_router(provenance_router, dependencies=limited)
+    app.include_router(usage_router, dependencies=limited)
     if settings.metrics:
         app.include_router(metrics_router)
     include_web(app)

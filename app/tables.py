@@ -9,6 +9,7 @@ from app.idempotency.tables import metadata as idempotency_metadata
 from app.provenance import tables as _provenance_tables  # noqa: F401  (on the threads' metadata)
 from app.sharing.tables import metadata as sharing_metadata
 from app.threads.tables import metadata as threads_metadata
+from app.usage import tables as _usage_tables  # noqa: F401  (on the threads' metadata)
 from app.web.tables import metadata as web_metadata
 
 ALL_METADATA: tuple[MetaData, ...] = (

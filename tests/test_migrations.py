@@ -57,5 +57,5 @@ async def test_table_definitions_match_the_migrated_schema(database_url: str) ->
     assert differences == []
 
 
-def test_head_revision_is_0008_provenance() -> None:
-    assert head_revision() == "0008_provenance"
+def test_head_revision_is_0009_usage() -> None:
+    assert head_revision() == "0009_usage"

@@ -56,6 +56,7 @@ from app.threads.preconditions import Precondition
 from app.threads.reads import check_copy_of, load_forkable, read_thread, render
 from app.threads.refusals import check_store, refusal
 from app.threads.tables import threads
+from app.usage import rows as usage
 from loomsync.core.textsearch.vectors import VERSION as SEARCH_VERSION
 
 ARCHIVED_AT = threads.c.archived_at
@@ -226,6 +227,14 @@ async def create_or_replace(
         ((m.seq, m.body) for m in messages),
         replace=not created,
     )
+    await usage.write_usage(
+        session,
+        thread_id,
+        doc,
+        ((m.role, m.body) for m in messages),
+        usage.fallback_day(claimed.last_activity_at),
+        replace=not created,
+    )
     # the answer is rendered from what was stored (the same texts a GET splices), not read back
     body = render_document(claimed, doc, [m.body.encode() for m in messages])
     return body, claimed.version, created
@@ -306,6 +315,7 @@ async def store_document(
     )
     if commits_changed:
         await rows.write_commits(session, thread_id, doc, replace=False)
+    await usage.refresh_facts(session, thread_id, doc)
 
 
 async def audit_sharing(
@@ -325,14 +335,28 @@ async def append_messages(
     session: AsyncSession,
     thread_id: uuid.UUID,
     prepared: Sequence[PreparedMessage],
-    workspace_root: Any,
+    doc: dict[str, Any],
+    last_activity_at: datetime | None,
 ) -> None:
-    """Insert messages (numbered after those already stored) and index the files their tool
-    calls touched (paths relative to ``workspace_root``, issue 32); costs O(appended), not
-    O(thread)."""
+    """Insert messages (numbered after those already stored), index the files their tool
+    calls touched (paths relative to the document's ``workspace_root``, issue 32) and add
+    their usage (issue 33; ``last_activity_at`` the day of messages without a time, now when
+    None); costs O(appended), not O(thread)."""
     await rows.insert_messages(session, thread_id, prepared)
     await files.write_files(
-        session, thread_id, workspace_root, ((m.seq, m.body) for m in prepared), replace=False
+        session,
+        thread_id,
+        doc.get("workspace_root"),
+        ((m.seq, m.body) for m in prepared),
+        replace=False,
+    )
+    await usage.write_usage(
+        session,
+        thread_id,
+        doc,
+        ((m.role, m.body) for m in prepared),
+        usage.fallback_day(last_activity_at),
+        replace=False,
     )
 
 
@@ -371,6 +395,9 @@ async def insert_fork(
     )
     await rows.copy_messages(session, source.id, new_id, up_to)
     await files.copy_files(session, source.id, new_id, up_to)
+    await usage.copy_usage(
+        session, source.id, new_id, up_to, doc, usage.fallback_day(source.last_activity_at)
+    )
     await rows.write_commits(session, new_id, doc, replace=False)
     await auditing.forked(session, audit, source.id, source.version, new_id, up_to)
     return await render(session, new_id)
@@ -387,6 +414,7 @@ async def soft_delete(
     Raises as :func:`claim` does."""
     await claim(session, audit.principal, thread_id, precondition, deleted_at=func.now())
     await auditing.deleted(session, audit, thread_id)
+    await usage.delete_usage(session, thread_id)
     await share_links.revoke_all(session, audit, thread_id)
     await forget_answers(session, thread_id)
     await session.commit()

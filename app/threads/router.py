@@ -296,7 +296,7 @@ async def append_messages(
         prepared = prepare_messages(raw_messages, first_seq)
         stored = jsontext.loads(row.document_text)
         doc, commits_changed = service.apply_append(stored, request)
-        await repository.append_messages(session, tid.uuid, prepared, doc.get("workspace_root"))
+        await repository.append_messages(session, tid.uuid, prepared, doc, request.last_activity_at)
         if doc is not stored:
             await repository.store_document(session, tid.uuid, doc, commits_changed=commits_changed)
         result = {"id": str(tid), "version": row.version, "message_count": row.message_count}

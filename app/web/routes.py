@@ -13,7 +13,17 @@ from fastapi.staticfiles import StaticFiles
 from app.headers import path_kind
 from app.ratelimit import RateLimiter, caller_key, enforce_rate_limit
 from app.routes import flat_routes
-from app.web import api, docs, home, provenancepage, searchpage, shared, signin, viewer
+from app.web import (
+    api,
+    docs,
+    home,
+    provenancepage,
+    searchpage,
+    shared,
+    signin,
+    usagepage,
+    viewer,
+)
 from app.web.bounce import SessionBounceMiddleware
 from app.web.pages import STATIC
 from app.web.session import WebPrincipal
@@ -59,6 +69,7 @@ def include_web(app: FastAPI) -> None:
     app.include_router(home.router, dependencies=limited)
     app.include_router(searchpage.router, dependencies=limited)
     app.include_router(provenancepage.router, dependencies=limited)
+    app.include_router(usagepage.router, dependencies=limited)
     app.add_middleware(SessionBounceMiddleware)
 
 

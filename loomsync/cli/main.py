@@ -360,6 +360,7 @@ from loomsync.cli import (  # noqa: E402  (their commands)
     showing,
     status,
     sync,
+    usage,
     watch,
 )
 
@@ -404,5 +405,6 @@ __all__ = [
     "showing",
     "status",
     "sync",
+    "usage",
     "watch",
 ]
