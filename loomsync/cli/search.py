@@ -149,7 +149,7 @@ def search(
             )
         )
     if results.next_cursor is not None and results.source == "server":
-        errors.print(Text(printable(messages.more_hits(results.next_cursor, limit))))
+        errors.hint(Text(printable(messages.more_hits(results.next_cursor, limit))))
     if results.token_refused:
         raise typer.Exit(exits.ExitCode.LOGIN)
 
