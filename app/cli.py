@@ -266,7 +266,7 @@ def serve(
 
 
 def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | None:
-    """Start ``loomsync-server reindex --nice`` in a child process when a rebuild of the search
+    """Start ``loomsync-server reindex --nice --quiet`` in a child process when a rebuild of the search
     vectors is due (:func:`app.threads.reindex.due`); None when none is.
 
     A process of its own, not a task of the app: the analysis is CPU-bound Python, which in a
@@ -287,7 +287,8 @@ def start_reindex(url: str, settings: Settings) -> subprocess.Popen[bytes] | Non
         return None
     log.info("a rebuild of the search vectors is due: running it in the background")
     env = {**os.environ, "LOOMSYNC_DATABASE_URL": url}
-    child = subprocess.Popen([sys.executable, "-m", "app.cli", "reindex", "--nice"], env=env)
+    command = [sys.executable, "-m", "app.cli", "reindex", "--nice", "--quiet"]  # logs say it
+    child = subprocess.Popen(command, env=env)
     # reaped as soon as it ends, not at shutdown: a finished rebuild is no <defunct> process
     threading.Thread(target=child.wait, name="reindex-reaper", daemon=True).start()
     return child

@@ -154,16 +154,31 @@ async def schema_revision(engine: AsyncEngine) -> str | None:
         return str(revision) if revision is not None else None
 
 
+def _pgserver() -> Any:
+    """``pgserver.postgres_server``, imported without the ``RuntimeDirWarning`` that
+    platformdirs raises at its import when ``XDG_RUNTIME_DIR`` is unset (a container, ``su``,
+    cron: issue 30 item 8, printed by every ``loomsync-server`` command). pgserver computes its
+    lock file's folder at import time, and falls back to ``/tmp/runtime-<uid>``, the folder it
+    then uses: the warning tells an operator nothing to act on. Only that category, only
+    during that import, is silenced; every other warning still shows."""
+    import warnings
+
+    from platformdirs import RuntimeDirWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=RuntimeDirWarning)
+        from pgserver import postgres_server
+    return postgres_server
+
+
 def _forget_dead_handles(pgdata: Path) -> None:
     """Drop the pids of processes that no longer exist from pgserver's list of processes using
     the server (``pgdata/.handle_pids.json``). pgserver stops the server only when the last
     listed process lets go of it, and never prunes the list: one ``kill -9``, crash or reboot
     while serving would otherwise leave the embedded PostgreSQL running after every later
     clean exit."""
-    from pgserver.postgres_server import PostgresServer
-
     path = pgdata / ".handle_pids.json"
-    with PostgresServer._lock:
+    with _pgserver().PostgresServer._lock:
         try:
             pids = [int(pid) for pid in json.loads(path.read_text())]
         except (OSError, ValueError, TypeError):
@@ -189,11 +204,9 @@ def start_embedded(data_dir: Path) -> Any:
     The handle's ``get_uri()`` is a ``postgresql://`` URL over a Unix socket; the server stops
     when the last process using it exits.
     """
-    from pgserver.postgres_server import get_server
-
     data_dir.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(data_dir / "pgdata")
-    server = get_server(data_dir / "pgdata", cleanup_mode="stop")
+    server = _pgserver().get_server(data_dir / "pgdata", cleanup_mode="stop")
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE}';")
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {EMBEDDED_DATABASE};")

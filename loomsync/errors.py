@@ -155,7 +155,20 @@ class SyncError(LoomsyncError):
 
 
 class NetworkError(SyncError):
-    """No response: the server could not be reached, or the connection broke or timed out."""
+    """No response: the server could not be reached, or the connection broke or timed out.
+
+    Attributes:
+        connected: False when no connection was made at all (refused, no such host, no
+            route, a TLS handshake refused): nothing reached the server, and trying again
+            within the same request would meet the same wall, so
+            :class:`loomsync.http.client.ThreadSyncClient` does not (issue 30 item 8: a
+            stopped server answered ``search`` after 5 s of retries instead of at once).
+            Still :attr:`retryable`: the sync queue tries again later.
+    """
+
+    def __init__(self, message: str, *, connected: bool = True, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.connected = connected
 
     @property
     def retryable(self) -> bool:

@@ -165,6 +165,14 @@ class TerminalConsole(Console):
         would silently drop BEL, BS and CR and pass ESC)."""
         return super().render_str(printable(text, multiline=True), **options)
 
+    def hint(self, text: str | Text) -> None:
+        """Print a line that carries an id or a command to copy (``--revoke <link id>``,
+        ``--cursor …``, ``sync --drop T-…``): at a terminal rich wraps it between words at the
+        console's width, so the terminal never breaks it inside an id (issue 30 item 8: with
+        soft wrapping the terminal cut it at column 80, in the middle of the id); piped, one
+        line as written. A word wider than the whole terminal is folded, as it must be."""
+        self.print(text, soft_wrap=not self.is_terminal)
+
     def write_text(self, text: str) -> None:
         """Write multi-line text as is, but made printable (no markup, no wrapping)."""
         self.file.write(printable(text, multiline=True))

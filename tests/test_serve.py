@@ -90,3 +90,18 @@ def test_after_a_crash_the_next_serve_still_stops_postgresql(env: dict[str, str]
         assert server.process.wait(timeout=30) == 128 + signal.SIGTERM, server.output()
         assert postmaster(env) is None, server.output()
         assert stopped(pg)
+
+
+def test_a_command_on_the_embedded_server_prints_no_runtime_dir_warning(
+    env: dict[str, str],
+) -> None:
+    """Issue 30 item 8: without XDG_RUNTIME_DIR (a container, su, cron) every command printed
+    platformdirs' RuntimeDirWarning, raised when pgserver is imported; the command's own
+    output is all there is."""
+    env = {k: v for k, v in env.items() if k != "XDG_RUNTIME_DIR"}
+    done = subprocess.run(
+        [str(SERVE), "migrate"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Schema at revision" in done.stdout + done.stderr
+    assert "Warning" not in done.stderr, done.stderr

@@ -113,8 +113,11 @@ class Outcome:
 
 
 async def due(engine: AsyncEngine) -> bool:
-    """Whether a rebuild to :data:`VERSION` has not finished for both tables (one indexed read
-    of ``search_reindex``: cheap enough for every ``serve`` start)."""
+    """Whether a rebuild to :data:`VERSION` has not finished for both tables and there is a row
+    to rebuild (an indexed read of ``search_reindex`` and one of each table's primary key:
+    cheap enough for every ``serve`` start). A new database holds no row an older analyzer
+    made: nothing is due (issue 30 item 8: its first ``serve`` ran a rebuild of nothing and
+    printed the empty counts)."""
     async with engine.connect() as conn:
         done = await conn.scalar(
             text(
@@ -123,7 +126,10 @@ async def due(engine: AsyncEngine) -> bool:
             ),
             {"version": VERSION},
         )
-    return (done or 0) < len(TARGETS)
+        if (done or 0) >= len(TARGETS):
+            return False
+        rows = " OR ".join(f"EXISTS (SELECT 1 FROM {target})" for target in TARGETS)
+        return bool(await conn.scalar(text(f"SELECT {rows}")))
 
 
 async def rebuild(

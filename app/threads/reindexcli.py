@@ -34,11 +34,15 @@ def reindex_command(
         int, typer.Option(min=1, max=10_000, help="Rows per batch (one short transaction).")
     ] = reindex.BATCH_ROWS,
     nice: Annotated[bool, typer.Option("--nice", help="Run at a lower CPU priority.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="No summary on stdout: the log lines say it.")
+    ] = False,
 ) -> None:
     """Rebuild the search vectors of every thread and message made by an older analyzer
     (issue 14; docs/operations.md "Search vectors"), online: batches of short transactions,
     resumable, never overwriting a row written meanwhile. ``serve`` runs it in the background
-    when it is due. Exit status 1 when rows are left stale (locked or written by an older
+    when it is due, with ``--quiet``: its log lines already give each table's counts, which
+    its summary printed a second time in the server's output (issue 30 item 8). Exit status 1 when rows are left stale (locked or written by an older
     server throughout): run it again; 0 when another rebuild is running."""
     settings = _settings()
     configure_logging(settings)
@@ -49,7 +53,7 @@ def reindex_command(
     if not outcome.ran:
         typer.echo("Another rebuild is running; nothing done.")
         return
-    for tally in outcome.tallies:
+    for tally in [] if quiet else outcome.tallies:
         typer.echo(
             f"{tally.target}: {tally.rebuilt} rebuilt, {tally.skipped} left alone"
             f" (written meanwhile), {tally.left} still stale"

@@ -101,7 +101,7 @@ def create(
         return
     console.print(printable(link.url or ""))
     until = f"until {render.when(link.expires_at)} UTC" if link.expires_at else "until revoked"
-    errors.print(
+    errors.hint(  # wrapped between words at a terminal: both ids stay whole to copy
         printable(
             f"Anyone with this link reads {thread_id}, whatever its visibility, {until}. "
             f"Revoke it: loomsync share {thread_id} --revoke {link.id}"

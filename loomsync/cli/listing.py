@@ -186,7 +186,7 @@ def list_threads(
         columns = render.thread_columns(sync, short, owners=scope == "visible")
         render.print_table(console, columns, rows)
     if next_cursor is not None:
-        errors.print(Text(printable(messages.more_rows(more, next_cursor, limit))))
+        errors.hint(Text(printable(messages.more_rows(more, next_cursor, limit))))
     if others:
         errors.print(Text(messages.others_kept_here(others)))
 

@@ -45,12 +45,17 @@ from loomsync.terminal import printable
 def headline(results: SearchResults, query: str) -> str:
     """``12 threads found: 11 on the server, 1 only on this machine for 'q'`` (raw text);
     ``2 threads found on the server for 'q', and more there`` when the server has another
-    page (said once: issue 16 item 9, no "on the server" twice)."""
+    page (said once: issue 16 item 9, no "on the server" twice); ``2 threads found on this
+    machine for 'q', and more: a larger -n shows them`` when this machine has more (issue 30
+    item 8)."""
     count = len(results.hits)
     found = f"{count} thread{'s' if count != 1 else ''} found"
     more = results.next_cursor is not None  # finding 6: the page is not all of them
     if results.source != "server":
-        return f"{found} on this machine for {query!r}" + (" (more on the server)" if more else "")
+        here = ", and more: a larger -n shows them" if results.more_here else ""
+        return f"{found} on this machine for {query!r}{here}" + (
+            " (more on the server)" if more else ""
+        )
     only_here = sum(1 for hit in results.hits if hit.origin == "local")
     if not only_here:
         return f"{found} on the server for {query!r}" + (", and more there" if more else "")
@@ -144,7 +149,7 @@ def search(
             )
         )
     if results.next_cursor is not None and results.source == "server":
-        errors.print(Text(printable(messages.more_hits(results.next_cursor, limit))))
+        errors.hint(Text(printable(messages.more_hits(results.next_cursor, limit))))
     if results.token_refused:
         raise typer.Exit(exits.ExitCode.LOGIN)
 

@@ -28,6 +28,7 @@ from loomsync.cli.main import (
     console,
     errors,
 )
+from loomsync.cli.sharestate import sharing_line
 from loomsync.cli.synced import finish, sync_now
 from loomsync.core.document.model import Thread, Visibility
 from loomsync.errors import ThreadNotFoundError
@@ -44,7 +45,6 @@ ThreadsArg = Annotated[
         show_default=False,
     ),
 ]
-_WHO = {"private": "only you", "organization": "your organization", "public": "everyone"}
 
 
 def finding_dict(thread_id: str, found: Located) -> dict[str, Any]:
@@ -258,7 +258,8 @@ def share(
     links: Annotated[bool, typer.Option("--links", help="List the thread's share links.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Change who may read a thread on the server, or manage its share links.
+    """Change who may read a thread on the server, or manage its share links; with neither,
+    show how it is shared now (visibility, support, share links).
 
     Widening (organization, public, --support) first scans the thread and refuses, exit code 1,
     if a credential remains (run `loomsync redact ID` first), or if its pending upload (the
@@ -279,10 +280,12 @@ def share(
         return
     if as_json:
         raise typer.BadParameter("--json goes with --link or --links")
-    if visibility is None and support is None:
-        raise typer.BadParameter(
-            "give --visibility and/or --support/--no-support, or --link, --links, --revoke"
-        )
+    if visibility is None and support is None:  # issue 30 item 8: how it is shared now
+        from loomsync.cli import sharestate
+
+        with _store() as store:
+            sharestate.show(store, _thread_id(store, thread), console=console, errors=errors)
+        return
     widening = visibility in ("organization", "public") or support is True
     with _store() as store:
         thread = _thread_id(store, thread)
@@ -290,13 +293,7 @@ def share(
             _refuse_widening(store, thread)
         shared = store.share(thread, visibility=visibility, shared_with_support=support)
         synced = sync_now(store, thread)
-    support_note = (
-        "shared with support" if shared.is_shared_with_support else "not shared with support"
-    )
-    line = (
-        f"{shared.id}: visible to {_WHO[shared.visibility]} ({shared.visibility}), {support_note}"
-    )
-    finish(line, synced, console=console, errors=errors)
+    finish(sharing_line(shared), synced, console=console, errors=errors)
 
 
 __all__ = ["finding_dict", "redact", "scan", "share"]

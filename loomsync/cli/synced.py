@@ -69,11 +69,11 @@ def finish(line: str, synced: Synced, *, console: TerminalConsole, errors: Termi
     Raises:
         typer.Exit: with ``synced.code`` when it is not 0.
     """
-    said = printable(f"{line}; {synced.note}.")
+    said = printable(f"{line}; {synced.note}.")  # ids in it: never wrapped inside one
     if synced.code is ExitCode.OK:
-        console.print(said)
+        console.hint(said)
         return
-    errors.print(Text.assemble(("error:", "red"), " ", said))
+    errors.hint(Text.assemble(("error:", "red"), " ", said))
     raise typer.Exit(synced.code)
 
 

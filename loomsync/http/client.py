@@ -3,7 +3,11 @@
 - Every request carries ``User-Agent: loomsync/<version>``, ``X-Loomsync-Version`` and
   ``X-Loomsync-Platform`` (``linux-x86_64``, ...), API.md section 9.
 - Retries (tenacity): exponential backoff with jitter, and ``Retry-After`` when the server sends
-  it, only for network errors, 408, 429 and 5xx. Writes are safe to retry: PUT, PATCH and
+  it, only for network errors, 408, 429 and 5xx. A connection that could not be made at all
+  (refused, no such host: :attr:`loomsync.errors.NetworkError.connected` False) is not retried:
+  a stopped server answers at once, so ``search`` falls back to this machine's threads and a
+  store's ``close()`` returns without waiting out the backoff (issue 30 item 8); the sync
+  queue keeps the change and tries again later. Writes are safe to retry: PUT, PATCH and
   DELETE name their base version (If-Match), so one that did land answers 409 instead of
   applying twice; every POST carries an ``Idempotency-Key`` (:mod:`loomsync.http.idempotency`), the
   same on each retry, so the server answers a retry with the first answer.
@@ -97,6 +101,9 @@ class SearchPage:
 
 
 def _is_retryable(error: BaseException) -> bool:
+    """Worth another attempt within the request: retryable, and not a connection never made."""
+    if isinstance(error, NetworkError) and not error.connected:
+        return False
     return isinstance(error, SyncError) and error.retryable
 
 
@@ -216,6 +223,7 @@ class ThreadSyncClient(ShareLinkCalls):
                 method=method,
                 url=f"{self.server_url}{path}",
                 detail=reason,
+                connected=not isinstance(exc, httpx.ConnectError),
             ) from None
         if response.is_success:
             return response

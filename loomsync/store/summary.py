@@ -182,6 +182,10 @@ class SearchResults(BaseModel):
     """True when the server refused the token (401; issue 16 item 3): the hits are this
     machine's, and ``fallback_reason`` says so. Never set for an unreachable server."""
     next_cursor: str | None = None
+    more_here: bool = False
+    """True when this machine's search found more hits than ``hits`` holds (it asks for one
+    more than the limit; issue 30 item 8: ``search --local -n 2`` says so). A server's page
+    says it with ``next_cursor``."""
     skipped: list[str] = Field(default_factory=list)
     """Hits of the server's answer left out, one line each (``skipped entry '…' from the
     server: not a thread id``): raw text, print it through ``printable``."""

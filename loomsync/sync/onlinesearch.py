@@ -115,11 +115,16 @@ def local_search(
 ) -> SearchResults:
     """The local search (``source="local"``), of the threads of ``workspace`` (an exact
     ``workspace_root``) only when it is given: ``search --local --workspace`` and the fallback
-    of an online search filter alike (issue 16 item 6)."""
+    of an online search filter alike (issue 16 item 6). One hit more than ``limit`` is asked
+    for, to set ``more_here`` when there are more (issue 30 item 8)."""
     if workspace is None:
-        return local.search(query, limit=limit, syntax=syntax)
-    ids = _in_workspace(local, workspace)
-    return SearchResults(hits=local_only_hits(local, query, ids, limit, float("-inf"), syntax))
+        found = local.search(query, limit=limit + 1, syntax=syntax)
+    else:
+        ids = _in_workspace(local, workspace)
+        hits = local_only_hits(local, query, ids, limit + 1, float("-inf"), syntax)
+        found = SearchResults(hits=hits)
+    more = len(found.hits) > limit
+    return found.model_copy(update={"hits": found.hits[:limit], "more_here": more})
 
 
 __all__ = ["MAX_LOCAL_LIMIT", "local_only_hits", "local_search", "search"]

@@ -203,7 +203,7 @@ def test_login_cuts_an_api_url_back_to_the_server(
     )
     assert person("list", "--server").code == 0  # no doubled path
     bare = person("login", "--server", "127.0.0.1:8080", "--token", account)
-    assert bare.code == 1
+    assert bare.code == 2  # a usage mistake (issue 30 item 8), as a missing --token is
     assert bare.err == (
         "error: '127.0.0.1:8080' is not a server URL: give it with http:// or https://, e.g. "
         "`loomsync login --server http://127.0.0.1:8080 --token TOKEN`\n"

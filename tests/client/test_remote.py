@@ -125,7 +125,9 @@ def test_listing_pages_through_every_thread(live_server: LiveServer, account: st
     assert len(store.list(limit=3)) == 3
 
 
-def test_unreachable_server_is_a_network_error_after_backing_off() -> None:
+def test_a_refused_connection_is_a_network_error_at_once() -> None:
+    """Issue 30 item 8: nothing listens, so trying again within the request meets the same
+    refusal; the error stays retryable for the sync queue, which tries later."""
     sleeps: list[float] = []
     client = ThreadSyncClient(
         f"http://127.0.0.1:{free_port()}",
@@ -138,6 +140,30 @@ def test_unreachable_server_is_a_network_error_after_backing_off() -> None:
     with pytest.raises(NetworkError) as caught:
         client.list_threads()
     assert caught.value.retryable
+    assert not caught.value.connected
+    assert sleeps == []
+
+
+def test_a_broken_connection_is_retried_after_backing_off() -> None:
+    attempts: list[int] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        attempts.append(len(attempts))
+        if len(attempts) <= 3:
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return httpx.Response(200, json={"threads": [], "next_cursor": None})
+
+    sleeps: list[float] = []
+    client = ThreadSyncClient(
+        "http://x",
+        "t",
+        retries=3,
+        backoff=0.1,
+        backoff_max=10,
+        transport=httpx.MockTransport(handle),
+        sleep=sleeps.append,
+    )
+    assert client.list_threads().threads == []
     assert len(sleeps) == 3
     assert 0.1 <= sleeps[0] <= 0.2
     assert 0.4 <= sleeps[2] <= 0.5  # doubling, plus up to one backoff of jitter

@@ -105,3 +105,22 @@ def test_search_hits_fit_80_columns_at_a_terminal_and_stay_whole_piped(
     assert snippet.rstrip().endswith("…"), snippet
     piped = lines(person("search", "numbat").out)
     assert any(line.startswith(f"{saved.id}  {title}  score ") for line in piped), piped
+
+
+def test_a_local_search_cut_by_n_says_there_are_more(person: Person) -> None:
+    """README: ``-n 2: says if there are more`` (issue 30 item 8), offline too."""
+    agent = person.agent()
+    for index in range(3):
+        agent.save(note(f"Walrus {index}", f"the walrus number {index}"))
+    for where in (["--local"], []):  # [] : not logged in, this machine answers
+        cut = person("search", *where, "walrus", "-n", "2")
+        assert cut.code == 0, cut.err
+        assert cut.out.splitlines()[0] == (
+            "2 threads found on this machine for 'walrus', and more: a larger -n shows them"
+        )
+        whole = person("search", *where, "walrus", "-n", "3")
+        assert whole.out.splitlines()[0] == "3 threads found on this machine for 'walrus'"
+    as_json = json.loads(person("search", "--local", "--json", "walrus", "-n", "2").out)
+    assert (len(as_json["hits"]), as_json["more_here"]) == (2, True)
+    exact = json.loads(person("search", "--local", "--json", "walrus", "-n", "3").out)
+    assert (len(exact["hits"]), exact["more_here"]) == (3, False)

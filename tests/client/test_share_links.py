@@ -245,7 +245,6 @@ def test_cli_never_names_a_private_session_to_the_server(
         (["--revoke", "notauuid"], "not a link id (a UUID, as --links shows): 'notauuid'"),
         (["--link", "--visibility", "public"], "are separate commands"),
         (["--revoke", "x", "--json"], "--json goes with --link or --links"),
-        ([], "give --visibility and/or --support/--no-support, or --link, --links, --revoke"),
     ],
 )
 def test_cli_usage_errors_say_what_to_give(person: Person, args: list[str], says: str) -> None:

@@ -1,6 +1,7 @@
 """One message of a thread as what the page shows: its role, its Markdown as safe HTML, and
-its tool calls and tool output as collapsed boxes with their size, each cut to a preview
-unless the whole message is asked for (the "show all" link).
+its tool calls and tool output as collapsed boxes with their size (a call's with its command or
+first argument), each cut to a preview unless the whole message is asked for (the "show all"
+link). A Claude Code slash-command turn shows as the command (``/review args``).
 
 A message is any JSON object (API.md section 2 keeps unknown fields and does not type them
 strictly), so every field is read defensively: a field of an unexpected type is shown as JSON.
@@ -10,13 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from markupsafe import Markup, escape
 
 from app.web.clipped import Clipped, decoded_size, json_size, partial_string
 from app.web.pagetime import page_time
+from app.web.render.gist import call_gist, slash_command
 from app.web.render.highlight import language_of_path
 from app.web.render.markdown import markdown_html, plain_html, plain_notice
 from app.web.render.text import clean, human_size, preview, utf8_size
@@ -72,6 +74,7 @@ class Box:
     html: Markup  # the preview (or everything)
     complete: bool  # False: ``html`` is a preview, "show all" gives the rest
     note: str = ""  # e.g. "exit code 1"
+    gist: str = ""  # a call's command or first argument, one line (app/web/render/gist.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,16 +150,17 @@ def _tool_output(content: str) -> tuple[str, str, str]:
 
 def _call_box(label: str, arguments: Any, full: bool) -> Box:
     """A tool call's box: its arguments as JSON, long multi-line strings as blocks of their own."""
+    gist = call_gist(arguments)
     if not isinstance(arguments, dict):
         text = arguments if isinstance(arguments, str) else _as_text(arguments)
-        return _box("call", label, text, "json", full)
+        return replace(_box("call", label, text, "json", full), gist=gist)
     blocks = {
         key: value
         for key, value in arguments.items()
         if isinstance(value, str) and len(value) >= BLOCK_ARGUMENT_CHARS and "\n" in value
     }
     if not blocks:
-        return _box("call", label, _as_text(arguments), "json", full)
+        return replace(_box("call", label, _as_text(arguments), "json", full), gist=gist)
     path = next((arguments[k] for k in _PATH_ARGUMENTS if isinstance(arguments.get(k), str)), "")
     language = language_of_path(path) if path else ""
     rest = {key: value for key, value in arguments.items() if key not in blocks}
@@ -178,6 +182,7 @@ def _call_box(label: str, arguments: Any, full: bool) -> Box:
         size=human_size(json_size(arguments, _as_text(arguments))),
         html=Markup("".join(parts)),
         complete=complete,
+        gist=gist,
     )
 
 
@@ -220,6 +225,8 @@ def message_view(
         shown, language, note = _tool_output(content)
         label = _as_text(message.get("tool_name")) or "tool"
         boxes.insert(0, _box("output", label, shown, language, full, note))
+    elif role == "user" and (command := slash_command(content)) is not None:
+        text = Markup(f'<p class="command"><code>{escape(command)}</code></p>')
     elif content:
         cut = preview(content, *_limits(full, TEXT_CHARS, TEXT_LINES))
         if budget is None or budget.take(len(cut.text)):
