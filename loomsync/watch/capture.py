@@ -255,9 +255,12 @@ class Capture:
         self, path: Path, name: str, source: Source, *, quiet: bool = False
     ) -> None:
         """A file of format ``name`` (a Codex ``rollout-…<uuid>.jsonl``: recognised by its
-        name) from which no session came: said once, once judged as :meth:`_not_a_session`
-        judges (its offsets row, just written, is kept and marked)."""
-        if not (quiet or has_lines(path, JUDGED_AFTER)):
+        name) from which no session came: said once, once it has gone ``quiet`` (its offsets
+        row, just written, is kept and marked). Never judged by its lines while it grows: a
+        recognised file still being written is a session its agent is writing (a Claude Code
+        transcript may open with more snapshot lines than :data:`JUDGED_AFTER`, and a loaded
+        machine reads it between them)."""
+        if not quiet:
             self.junk.wait(str(path), source, name)
             return
         try:

@@ -6,11 +6,12 @@ holds no conversation. Each is said once per file, in one ``ignored …`` log li
 whatever made it junk, and never again for that file (the offsets row keeps it, across
 restarts: :attr:`loomsync.watch.offsets.Offset.ignored`).
 
-A file is judged once it holds :data:`JUDGED_AFTER` whole lines (an
-agent's first line may still be being written, and a Claude Code transcript may open with
-lines that tell nothing yet), or once it has gone quiet: unchanged for :data:`QUIET_SECONDS`,
-so a short junk file is judged too, not only when a third line arrives. A file judged that
-later holds a conversation is imported as any other.
+A file no format recognises is judged once it holds :data:`JUDGED_AFTER` whole lines (an
+agent's first line may still be being written), or once it has gone quiet: unchanged for
+:data:`QUIET_SECONDS`, so a short junk file is judged too, not only when a third line arrives.
+A file a format recognises is judged only once it has gone quiet: while it grows it is a
+session being written (a Claude Code transcript may open with several lines that tell nothing
+yet). A file judged that later holds a conversation is imported as any other.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def test_junk_named_like_a_session_and_short_junk_are_each_said_once(
     claude = person.home / CLAUDE_DIR
     codex.mkdir(parents=True)
     claude.mkdir(parents=True)
-    named = codex / rollout_name(1)  # judged by its lines: more than JUDGED_AFTER, no turn
+    named = codex / rollout_name(1)  # more than JUDGED_AFTER lines, no turn: judged when quiet
     named.write_text("".join(f'{{"type": "note", "n": {n}}}\n' for n in range(JUDGED_AFTER + 2)))
     watches.append(watch := Watch(person))
     short_named = codex / rollout_name(2)  # one line, then quiet
