@@ -46,14 +46,20 @@ class Hit:
 
 
 def merged(*groups: list[Hit]) -> list[Hit]:
-    """One hit per thread (its best), best first."""
+    """One hit per thread (its best, with the title, time, message and files the others
+    knew when it lacks them: a trailer names only the id), best first."""
     best: dict[str, Hit] = {}
     for group in groups:
         for hit in group:
             kept = best.get(hit.thread_id)
-            if kept is None or hit.rank[:2] > kept.rank[:2]:
-                if kept is not None:
-                    hit.title = hit.title or kept.title
-                    hit.files = hit.files or kept.files
+            if kept is None:
                 best[hit.thread_id] = hit
+                continue
+            better, other = (hit, kept) if hit.rank[:2] > kept.rank[:2] else (kept, hit)
+            better.title = better.title or other.title
+            better.files = better.files or other.files
+            better.last_activity_at = better.last_activity_at or other.last_activity_at
+            if better.message_index is None:
+                better.message_index = other.message_index
+            best[hit.thread_id] = better
     return sorted(best.values(), key=lambda h: h.rank, reverse=True)
