@@ -29,7 +29,7 @@ format: install
 	$(BIN)/ruff check --fix $(LINTED)
 
 test: lint  ## lint, then pytest (database: LOOMSYNC_TEST_DATABASE_URL, else Docker, else embedded)
-	scripts/test-setup.sh  # tests/compose: Docker engine, Compose v2, debootstrap (installs as root)
+	scripts/test-setup.sh  # the suite's tools: installed as root with apt-get, else named, exit 1
 	$(BIN)/pytest
 
 migrate: install  ## alembic upgrade head on LOOMSYNC_DATABASE_URL (or the embedded server)

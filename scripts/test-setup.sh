@@ -1,34 +1,131 @@
 #!/usr/bin/env bash
-# What the tests need from the machine beyond Python, installed when missing (called by
-# `make test` and .ci/run; safe to run again, quick when everything is there):
+# Everything the test suite needs from the machine beyond Python, installed when missing. Called
+# by `make test` (before pytest) and by .ci/run; safe to run again, quick and quiet when
+# everything is there (only bash builtins and, when docker is there, `docker compose version`).
 #
-#   - a Docker engine (Debian's docker.io: dockerd + the docker CLI) and debootstrap, for
-#     tests/compose (the published docker-compose.yml run for real on stand-in images);
-#   - the Docker Compose v2 CLI plugin (`docker compose`). Debian bookworm's docker-compose is
-#     1.29, which cannot read the file's top-level `name:`; Debian trixie's docker-compose
-#     package is Compose v2 (a static Go binary needing only libc6 >= 2.34), so it is fetched
-#     with apt from trixie through a private apt state folder: the machine's own apt sources
-#     are left as they are.
+#   tool                              Debian package       used by
+#   chromium                          chromium + fonts-dejavu-core  tests/web (headless, playwright)
+#   pgbouncer                         pgbouncer            tests/infra (issue 18: the pooler test)
+#   redis-server                      redis-server         tests/infra (the shared rate limit)
+#   PostgreSQL server binaries        postgresql           tests/infra/cluster.py (initdb, pg_ctl,
+#     (initdb, pg_ctl, pg_basebackup)                      pg_basebackup), .ci/run's own server
+#   systemd-analyze                   systemd              tests/client/test_cli_service.py
+#   docker, dockerd                   docker.io            tests/compose
+#   docker compose (Compose v2)       trixie's docker-compose  tests/compose (see below)
+#   debootstrap                       debootstrap          tests/compose (stand-in images)
 #
-# As root it installs with apt-get; otherwise it exits 1 naming what to install.
+# Debian bookworm's docker-compose is 1.29, which cannot read the file's top-level `name:`;
+# Debian trixie's docker-compose package is Compose v2 (a static Go binary needing only
+# libc6 >= 2.34), so it is fetched with apt from trixie through a private apt state folder: the
+# machine's own apt sources are left as they are.
+#
+# As root with apt-get it installs what is missing (`apt-get update` only when an install fails
+# first); otherwise it exits 1 before the suite, one line per missing tool naming its package.
+# `--check` installs nothing: it prints one line per missing tool (what it would install) and
+# exits 1 when anything is missing, else says nothing is missing and exits 0.
+#
+# Where it looks: PATH, then $LOOMSYNC_SETUP_SBIN (default /usr/local/sbin:/usr/sbin:/sbin,
+# Debian's daemons, often off a non-root PATH); the server binaries in $LOOMSYNC_PG_BIN, then
+# $LOOMSYNC_SETUP_PG_ROOT/*/bin (default /usr/lib/postgresql, as tests/infra/cluster.py looks),
+# then `pg_config --bindir`; Chromium at $LOOMSYNC_CHROMIUM, then on PATH (as tests/web do).
+# tests/test_setup_script.py empties these to hide the machine's tools.
 set -euo pipefail
 
-missing=()
-command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
-compose_ok() { docker compose version >/dev/null 2>&1; }
-compose_missing=0
-command -v docker >/dev/null 2>&1 && compose_ok || compose_missing=1
+check_only=0
+case "${1:-}" in
+    --check | --dry-run) check_only=1 ;;
+    "") ;;
+    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
 
-if [ "${#missing[@]}" -eq 0 ] && [ "$compose_missing" = 0 ]; then
+sbin="${LOOMSYNC_SETUP_SBIN-/usr/local/sbin:/usr/sbin:/sbin}"
+pg_root="${LOOMSYNC_SETUP_PG_ROOT-/usr/lib/postgresql}"
+
+has() {  # has NAME: NAME is on PATH or in one of $sbin's folders
+    local folder folders
+    command -v "$1" >/dev/null 2>&1 && return 0
+    IFS=: read -r -a folders <<<"$sbin"
+    for folder in "${folders[@]}"; do
+        [ -n "$folder" ] && [ -x "$folder/$1" ] && return 0
+    done
+    return 1
+}
+
+server_bin_in() {  # server_bin_in FOLDER: FOLDER holds initdb, pg_ctl and pg_basebackup
+    [ -x "$1/initdb" ] && [ -x "$1/pg_ctl" ] && [ -x "$1/pg_basebackup" ]
+}
+
+has_server() {
+    local folder
+    [ -n "${LOOMSYNC_PG_BIN:-}" ] && server_bin_in "$LOOMSYNC_PG_BIN" && return 0
+    if [ -n "$pg_root" ]; then
+        for folder in "$pg_root"/*/bin; do
+            server_bin_in "$folder" && return 0
+        done
+    fi
+    has pg_config && server_bin_in "$(pg_config --bindir 2>/dev/null)" && return 0
+    return 1
+}
+
+has_chromium() {
+    [ -n "${LOOMSYNC_CHROMIUM:-}" ] && [ -x "$LOOMSYNC_CHROMIUM" ] && return 0
+    has chromium
+}
+
+has_compose() { has docker && docker compose version >/dev/null 2>&1; }
+
+# One entry per tool: "name|packages|test". The packages are what apt-get installs.
+tools=(
+    "chromium|chromium fonts-dejavu-core|has_chromium"
+    "pgbouncer|pgbouncer|has pgbouncer"
+    "redis-server|redis-server|has redis-server"
+    "PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup)|postgresql|has_server"
+    "systemd-analyze|systemd|has systemd-analyze"
+    "docker|docker.io|has docker"
+    "dockerd|docker.io|has dockerd"
+    "debootstrap|debootstrap|has debootstrap"
+)
+COMPOSE_NAME="docker compose (Compose v2)"
+COMPOSE_HOW="Debian trixie's docker-compose, or docker-compose-plugin from Docker's own repository"
+
+missing_names=() missing_packages=()
+collect() {
+    local entry name packages probe
+    missing_names=() missing_packages=()
+    for entry in "${tools[@]}"; do
+        IFS='|' read -r name packages probe <<<"$entry"
+        if ! $probe; then
+            missing_names+=("$name")
+            missing_packages+=("$packages")
+        fi
+    done
+    compose_missing=0
+    has_compose || compose_missing=1
+}
+
+report() {  # one line per missing tool, on stdout
+    local i
+    for i in "${!missing_names[@]}"; do
+        echo "missing: ${missing_names[$i]} (apt-get install ${missing_packages[$i]})"
+    done
+    [ "$compose_missing" = 0 ] || echo "missing: $COMPOSE_NAME ($COMPOSE_HOW)"
+}
+
+collect
+if [ "${#missing_names[@]}" -eq 0 ] && [ "$compose_missing" = 0 ]; then
+    [ "$check_only" = 0 ] || echo "nothing missing: the test suite has every tool it needs"
     exit 0
 fi
 
-if [ "$(id -u)" != 0 ]; then
-    echo "tests/compose need, and only root can install here:" >&2
-    [ "${#missing[@]}" -gt 0 ] && echo "  apt-get install ${missing[*]}" >&2
-    [ "$compose_missing" = 0 ] || echo "  the Docker Compose v2 plugin (\`docker compose\`): Debian trixie's docker-compose," \
-        "or docker-compose-plugin from Docker's own repository" >&2
+if [ "$check_only" = 1 ]; then
+    report
+    exit 1
+fi
+
+if [ "$EUID" != 0 ] || ! has apt-get; then
+    report >&2
+    echo "the tests need these; run \`make test\` as root on Debian/Ubuntu to have them" \
+        "installed, or install them yourself (the suite did not run)" >&2
     exit 1
 fi
 
@@ -38,12 +135,13 @@ apt_install() {
         || { apt-get update -q >/dev/null && apt-get install -y -q "$@" >/dev/null; }
 }
 
-if [ "${#missing[@]}" -gt 0 ]; then
-    echo "installing Debian's ${missing[*]} for tests/compose"
-    apt_install "${missing[@]}" || { echo "could not install ${missing[*]}" >&2; exit 1; }
+if [ "${#missing_names[@]}" -gt 0 ]; then
+    read -r -a packages <<<"$(printf '%s\n' "${missing_packages[@]}" | tr ' ' '\n' | sort -u | tr '\n' ' ')"
+    echo "installing ${packages[*]} for the tests (missing: $(IFS=,; echo "${missing_names[*]}"))"
+    apt_install "${packages[@]}" || { echo "could not install ${packages[*]}" >&2; exit 1; }
 fi
 
-if ! compose_ok; then
+if ! has_compose; then
     echo "installing the Docker Compose v2 plugin (Debian trixie's docker-compose) for tests/compose"
     state="$(mktemp -d)"
     trap 'rm -rf "$state"' EXIT
@@ -60,5 +158,11 @@ if ! compose_ok; then
     (cd "$state" && apt-get "${private[@]}" download docker-compose >/dev/null 2>&1)
     apt-get install -y -q "$state"/docker-compose_*.deb >/dev/null \
         || { echo "could not install trixie's docker-compose (Compose v2)" >&2; exit 1; }
-    compose_ok || { echo "\`docker compose\` still does not answer after installing it" >&2; exit 1; }
+fi
+
+collect
+if [ "${#missing_names[@]}" -gt 0 ] || [ "$compose_missing" = 1 ]; then
+    echo "still missing after installing:" >&2
+    report >&2
+    exit 1
 fi

@@ -20,7 +20,7 @@ SBIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 
 
 class MissingBinary(RuntimeError):
-    """The server's program is not installed (``.ci/run`` installs its Debian package)."""
+    """The server's program is not installed (scripts/test-setup.sh installs its Debian package)."""
 
 
 class StartFailed(RuntimeError):
@@ -53,11 +53,14 @@ def require(name: str, package: str) -> str:
 
 def missing(what: str, package: str) -> NoReturn:
     """Fail the calling test because ``what`` is missing: never a skip, which would prove
-    nothing. ``.ci/run`` installs ``package`` (Debian) before the suite runs; on another machine,
+    nothing. scripts/test-setup.sh (run by ``make test``) installs ``package`` (Debian) before the suite runs; on another machine,
     ``apt-get install`` it."""
     import pytest
 
-    pytest.fail(f"{what} (apt-get install {package}; .ci/run installs it)", pytrace=False)
+    pytest.fail(
+        f"{what} (apt-get install {package}; scripts/test-setup.sh installs it as root)",
+        pytrace=False,
+    )
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:

@@ -1,5 +1,5 @@
 """Fixtures for the browser side: a real uvicorn serving the test database, and a real headless
-Chromium (Debian's ``/usr/bin/chromium``, driven by playwright; ``.ci/run`` installs it).
+Chromium (Debian's ``/usr/bin/chromium``, driven by playwright; scripts/test-setup.sh installs it).
 
 ``LOOMSYNC_CHROMIUM`` names another Chromium binary. Without one, the browser tests fail (they
 are never skipped: a viewer nobody ran in a browser is not tested).
@@ -22,7 +22,9 @@ def chromium_path() -> str:
     """The Chromium binary the browser tests drive."""
     path = os.environ.get("LOOMSYNC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not os.path.exists(path):
-        pytest.fail(f"no Chromium at {path}: apt-get install chromium (.ci/run does)")
+        pytest.fail(
+            f"no Chromium at {path}: apt-get install chromium (scripts/test-setup.sh does, as root)"
+        )
     return path
 
 
