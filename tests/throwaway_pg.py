@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from pgserver import _commands
+import pgserver
 
 from app.database import embedded_url, start_embedded
 
@@ -27,7 +27,7 @@ class ThrowawayPostgres:
         self.admin_dsn = f"postgresql://postgres@/postgres?host={self.socket_dir}"
 
     def _pg_ctl(self, *args: str) -> None:
-        _commands.pg_ctl(list(args), pgdata=self.server.pgdata, user=self.server.system_user)
+        pgserver.pg_ctl(list(args), pgdata=self.server.pgdata, user=self.server.system_user)
 
     def stop(self) -> None:
         """Stop the server (fast mode: sessions are disconnected, like a real restart)."""

@@ -29,6 +29,7 @@ from app.config import Settings
 from loomsync.core.document.ids import ThreadId
 from loomsync.core.secrets import default_redactor
 from tests.conftest import TokenFactory
+from tests.pg_tools import matching_program
 from tests.servers import app_env, uvicorn_server
 from tests.threads.planted import fragments, planted
 
@@ -43,9 +44,11 @@ _BYTEA = re.compile(rb"\\\\x((?:[0-9a-f]{2})+)")
 
 def dump(database_url: str) -> str:
     """``pg_dump --data-only`` of the test database, lower-cased (tsvector lexemes are), with
-    every ``bytea`` value (stored idempotency answers) decoded and appended."""
+    every ``bytea`` value (stored idempotency answers) decoded and appended. The ``pg_dump``
+    is the server's own major version (:func:`tests.pg_tools.matching_program`)."""
+    pg_dump = matching_program("pg_dump", database_url)
     done = subprocess.run(
-        ["pg_dump", "--data-only", "--no-owner", _plain(database_url)],
+        [pg_dump, "--data-only", "--no-owner", _plain(database_url)],
         capture_output=True,
         check=True,
         timeout=120,
