@@ -135,11 +135,16 @@ apt_install() {
         || { apt-get update -q >/dev/null && apt-get install -y -q "$@" >/dev/null; }
 }
 
-if [ "${#missing_names[@]}" -gt 0 ]; then
-    read -r -a packages <<<"$(printf '%s\n' "${missing_packages[@]}" | tr ' ' '\n' | sort -u | tr '\n' ' ')"
-    echo "installing ${packages[*]} for the tests (missing: $(IFS=,; echo "${missing_names[*]}"))"
-    apt_install "${packages[@]}" || { echo "could not install ${packages[*]}" >&2; exit 1; }
-fi
+# Each tool's packages on their own: one that cannot be installed here does not stop the
+# others (what is still missing is named at the end).
+done_packages=" "
+for i in "${!missing_names[@]}"; do
+    read -r -a packages <<<"${missing_packages[$i]}"
+    [[ "$done_packages" == *" ${packages[0]} "* ]] && continue  # docker and dockerd: one package
+    done_packages+="${packages[*]} "
+    echo "installing ${packages[*]} for the tests (missing: ${missing_names[$i]})"
+    apt_install "${packages[@]}" || echo "could not install ${packages[*]}" >&2
+done
 
 if ! has_compose; then
     echo "installing the Docker Compose v2 plugin (Debian trixie's docker-compose) for tests/compose"
