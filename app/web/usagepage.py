@@ -69,6 +69,11 @@ def money(value: float | None) -> str:
     return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.3f}"
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 session``, ``2 sessions``: a count and its noun."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def tokens(value: float) -> str:
     """A token count in a few characters: 950, 12.3k, 27.2M."""
     for size, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -203,6 +208,7 @@ async def usage_page(
         "total": total,
         "money": money,
         "tokens": tokens,
+        "plural": plural,
         "charts": _charts(read["bars"], period, stack, links),
         "width": usagechart.WIDTH,
         "height": usagechart.HEIGHT,

@@ -51,6 +51,8 @@ def _day(value: str | None, name: str) -> date | None:
     if value is None:
         return None
     try:
+        if len(value) != 10 or value[4] != "-" or value[7] != "-":
+            raise ValueError(value)  # not 20260105: the server's form only
         return date.fromisoformat(value)
     except ValueError:
         raise typer.BadParameter("a day written YYYY-MM-DD", param_hint=name) from None
@@ -71,7 +73,7 @@ def money(value: float | None) -> str:
     return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.3f}"
 
 
-def _columns() -> list[Column[dict[str, Any]]]:
+def _columns(*, at_terminal: bool) -> list[Column[dict[str, Any]]]:
     def count(name: str) -> Column[dict[str, Any]]:
         header = name.replace("_tokens", "").replace("_", " ").upper()
         return Column(
@@ -103,6 +105,11 @@ def _columns() -> list[Column[dict[str, Any]]]:
             terminal=lambda r: money(r["cost_usd"]) + ("" if r["cost_complete"] else "*"),
             justify="right",
         ),
+        *(  # piped: whether COST covers every turn (at a terminal, the * after the cost)
+            []
+            if at_terminal
+            else [Column("COMPLETE", lambda r: "yes" if r["cost_complete"] else "no")]
+        ),
     ]
 
 
@@ -121,12 +128,25 @@ def _online(by: By, since: date, until: date, scope: Scope) -> dict[str, Any]:
 
 
 def _offline(by: By, since: date, until: date) -> dict[str, Any]:
-    from loomsync.core.usage.prices import price_book
+    from loomsync.core.usage.prices import PRICES_FILE_ENV, PricesFileError, price_book
+    from loomsync.errors import ConfigError
     from loomsync.usage import local
 
-    book = price_book()
+    try:
+        book = price_book()
+    except PricesFileError as exc:  # the operator's file: said in words, exit 1
+        raise ConfigError(f"{PRICES_FILE_ENV}: {exc}") from None
+    from loomsync.cli import tokens
+    from loomsync.config import load_config
+
+    me = tokens.current_user(load_config())  # others' threads `show` pulled here: not mine
     with _store() as store:
-        groups, total = local.aggregate(store.local.iter_threads(), by.value, since, until, book)
+        mine = (
+            t
+            for t in store.local.iter_threads()
+            if me is None or (t.model_extra or {}).get("owner_id") in (None, me)
+        )
+        groups, total = local.aggregate(mine, by.value, since, until, book)
     return {
         "source": "this machine",
         "since": since.isoformat(),
@@ -175,11 +195,15 @@ def usage_command(
     if not rows:
         errors.print(Text(printable(f"No agent session from {start} to {end} ({body['source']}).")))
         return
-    print_table(console, _columns(), rows)
+    print_table(console, _columns(at_terminal=console.is_terminal), rows)
     if console.is_terminal:
         total = body["total"]
+        sessions = total["sessions"]
+        without = total["sessions_without_usage"]
         note = (
-            f"{total['sessions']} sessions, {compact(total['tokens'])} tokens,"
+            f"{sessions} session{'' if sessions == 1 else 's'}"
+            + (f" ({without} without recorded usage)" if without else "")
+            + f", {compact(total['tokens'])} tokens,"
             f" {money(total['cost_usd'])} ({body['prices']['label']}; * some cost unknown)"
             f" from {start} to {end}, {body['source']}"
         )

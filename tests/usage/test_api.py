@@ -246,3 +246,40 @@ async def test_csv_and_problems(http: httpx.AsyncClient, settings: Settings) -> 
         assert bad.status_code in (400, 422), params
         assert bad.headers["content-type"].startswith("application/problem+json")
     assert (await http.get("/api/usage")).status_code == 401
+
+
+async def test_counts_too_large_or_malformed_are_not_recorded(
+    http: httpx.AsyncClient, settings: Settings
+) -> None:
+    """A newcomer's finding: one message recording 1e20 tokens (or three counts of 4e18 that
+    overflow when added) made PUT, then every usage view of the organization, answer 500. Such
+    counts, negative ones and text are malformed: the message is counted without usage, never
+    as a free turn, and nothing overflows."""
+    org = f"o-{uuid.uuid4().hex[:8]}"
+    me = _headers(settings, f"h-{uuid.uuid4().hex[:8]}", org)
+    admin = _headers(settings, f"a-{uuid.uuid4().hex[:8]}", org, admin=True)
+    huge = turn(input_tokens=10**20)
+    overflowing = turn(
+        input_tokens=4 * 10**18, output_tokens=4 * 10**18, cache_read_tokens=4 * 10**18
+    )
+    malformed = turn()
+    malformed["usage"] = {"input_tokens": -5000, "output_tokens": "100", "model": "m"}
+    fine = turn(input_tokens=10, output_tokens=5)
+    await put(http, me, thread([huge, overflowing, malformed, fine], visibility="organization"))
+    appended = await put(http, me, thread([fine], visibility="organization"))
+    answer = await http.post(
+        f"/api/threads/{appended}/messages",
+        content=jsontext.dumps({"messages": [turn(input_tokens=9 * 10**18)]}),
+        headers={**me, "Content-Type": "application/json", "If-Match": '"1"'},
+    )
+    assert answer.status_code in (200, 201), answer.text
+    for headers, scope in ((me, "mine"), (admin, "organization")):
+        total = (await usage(http, headers, scope=scope))["total"]
+        # huge and overflowing keep their valid counts (output 100 / 5 …); the malformed
+        # message and the appended one without a valid count are messages without usage
+        assert total["turns"] == 4, total
+        assert total["without_usage"] == 2, total
+        assert total["input_tokens"] == 10 + 10 + 0 + 0, total
+        assert total["tokens"] < 10**6, total
+    page = await http.get("/api/usage", params={**WIDE, "format": "csv"}, headers=admin)
+    assert page.status_code == 200

@@ -63,9 +63,23 @@ def test_offline_table_tsv_and_json(tmp_path: Path) -> None:
     lines = [line for line in shown.splitlines() if line.strip()]
     assert any("claude-opus-4-5" in line for line in lines)
     assert all(cell_len(line) <= 80 for line in lines if "\x1b" not in line)
-    bad = person("usage", "--since", "yesterday")
-    assert bad.code == 2
-    assert "YYYY-MM-DD" in bad.err
+    assert piped[0].split("\t")[-1] == "COMPLETE"  # piped: whether the cost is whole
+    assert pi_row[-1] == "yes"
+    aider_row = next(line.split("\t") for line in piped if line.startswith("aider\t"))
+    assert aider_row[-1] == "no"
+    for day in ("yesterday", "20260105"):  # the server's form only (YYYY-MM-DD)
+        bad = person("usage", "--since", day)
+        assert bad.code == 2
+        assert "YYYY-MM-DD" in bad.err
+    # a prices file holding Infinity (JSON's) or a price past any model's: said in words
+    for price in ("Infinity", "1e308"):
+        prices = tmp_path / f"prices-{price}.json"
+        prices.write_text(f'{{"date": "2026-12-01", "models": {{"m": {{"input": {price}}}}}}}')
+        refused = person("usage", *WIDE, env={"LOOMSYNC_PRICES_FILE": str(prices)})
+        assert refused.code == 1, refused.err
+        assert "LOOMSYNC_PRICES_FILE" in refused.err
+        assert str(prices) in refused.err
+        assert "unexpected" not in refused.err
 
 
 async def test_online_and_the_organization(
@@ -97,3 +111,20 @@ async def test_online_and_the_organization(
     refused = ben("usage", "--scope", "organization", *WIDE)
     assert refused.code != 0
     assert "admin" in refused.err
+    # a thread of ben's that ann read here (`show`) is ben's: not in ann's offline figures
+    assert ann("sync").code == 0
+    offline_before = json.loads(ann("usage", *WIDE, "--json").out)["total"]["turns"]
+    shown = ann("show", team_thread_id(live_server, member))
+    assert shown.code == 0, shown.err
+    offline_after = json.loads(ann("usage", *WIDE, "--json").out)["total"]["turns"]
+    assert offline_after == offline_before
+
+
+def team_thread_id(server: LiveServer, token: str) -> str:
+    """The id of the one thread ``token``'s owner put on ``server``."""
+    answer = httpx.get(
+        f"{server.url}/api/threads", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text
+    [first] = answer.json()["threads"]
+    return str(first["id"])

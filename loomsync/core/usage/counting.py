@@ -5,8 +5,9 @@ The ``usage`` member of an assistant message is issue 28's shape (loomsync/impor
 included), ``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``, ``model``,
 ``provider``; a count the agent did not record is absent. Here:
 
-- a **turn** is an assistant message with a ``usage`` object holding at least one count; its
-  tokens are added (an absent count adds nothing), under its usage's model and provider, or
+- a **turn** is an assistant message with a ``usage`` object holding at least one valid count
+  (a whole number from 0 to :data:`MAX_COUNT`); its tokens are added (an absent or malformed
+  count adds nothing), under its usage's model and provider, or
   the thread's when the usage names none;
 - an assistant message without usage is counted in ``without_usage`` under model and provider
   ``""`` ("not recorded"), never as a free turn;
@@ -35,6 +36,10 @@ COUNTS = (
     "cache_write_tokens",
     "reasoning_tokens",
 )
+#: The largest token count one message may record. No model call comes near it (context
+#: windows are millions of tokens); a larger value is a malformed count, not recorded, so that
+#: a hostile or broken file cannot overflow the sums (64-bit columns, API.md section 2 numbers).
+MAX_COUNT = 10**10
 #: Longest model, provider or agent name kept (characters); repositories and workspaces: 4x.
 MAX_NAME = 200
 #: Model and provider of messages without usage: "not recorded".
@@ -129,23 +134,25 @@ def message_day(value: Any) -> date | None:
     return when.astimezone(UTC).date()
 
 
-def _count(value: Any) -> int:
+def count_of(value: Any) -> int | None:
+    """A recorded token count: a whole number from 0 to :data:`MAX_COUNT` (an integral float
+    too); None for anything else (absent, negative, text, a boolean, too large)."""
     if isinstance(value, bool):
-        return 0
-    if isinstance(value, int) and value >= 0:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= MAX_COUNT:
         return value
-    if isinstance(value, float) and value >= 0 and value.is_integer():
-        return int(value)
-    return 0
+    return None
 
 
 def _recorded(usage: Any) -> dict[str, Any] | None:
-    """``usage`` when it is an object holding at least one count (issue 28: no count, no usage)."""
+    """``usage`` when it is an object holding at least one valid count (:func:`count_of`;
+    issue 28: no count, no usage): a usage of malformed counts only is no usage, never a free
+    turn."""
     if not isinstance(usage, dict):
         return None
-    if not any(
-        isinstance(usage.get(n), int | float) and not isinstance(usage.get(n), bool) for n in COUNTS
-    ):
+    if not any(count_of(usage.get(n)) is not None for n in COUNTS):
         return None
     return usage
 
@@ -177,7 +184,7 @@ def add_message(
     sums.turns += 1
     sums.tool_calls += tool_calls
     for name in COUNTS:
-        setattr(sums, name, getattr(sums, name) + _count(usage.get(name)))
+        setattr(sums, name, getattr(sums, name) + (count_of(usage.get(name)) or 0))
 
 
 def day_sums(
@@ -197,12 +204,14 @@ def day_sums(
 
 __all__ = [
     "COUNTS",
+    "MAX_COUNT",
     "NOT_RECORDED",
     "Facts",
     "Key",
     "Sums",
     "add_message",
     "clean_text",
+    "count_of",
     "day_sums",
     "message_day",
     "thread_facts",

@@ -25,6 +25,7 @@ reported as unknown, never as 0.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -131,16 +132,32 @@ def genai_prices_version() -> str:
     return version("genai-prices")
 
 
+#: The highest price a prices file may give (dollars per million tokens): far above any
+#: model's, low enough that a month of tokens stays a finite cost.
+MAX_PRICE = 1_000_000.0
+
+
 def _unit_of(name: str, value: Any) -> UnitPrice:
-    if not isinstance(value, dict) or not isinstance(value.get("input"), int | float):
-        raise PricesFileError(f"models.{name} needs a number 'input' (dollars per million).")
+    if not isinstance(value, dict) or not _is_price(value.get("input")):
+        raise PricesFileError(
+            f"models.{name} needs a number 'input' (dollars per million, 0 to {MAX_PRICE:,.0f})."
+        )
     got: dict[str, float] = {}
     for kind in _KINDS:
         price = value.get(kind, value["input"] if kind.startswith("cache") else None)
-        if not isinstance(price, int | float) or isinstance(price, bool) or price < 0:
-            raise PricesFileError(f"models.{name}.{kind} must be a number ≥ 0.")
+        if price is None or not _is_price(price):
+            raise PricesFileError(
+                f"models.{name}.{kind} must be a number from 0 to {MAX_PRICE:,.0f}."
+            )
         got[kind] = float(price)
     return UnitPrice(**got)
+
+
+def _is_price(value: Any) -> bool:
+    """A finite number from 0 to :data:`MAX_PRICE` (JSON's Infinity and NaN are refused)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return math.isfinite(value) and 0 <= value <= MAX_PRICE
 
 
 def read_prices_file(path: Path) -> tuple[str, date, dict[str, UnitPrice]]:
@@ -157,7 +174,10 @@ def read_prices_file(path: Path) -> tuple[str, date, dict[str, UnitPrice]]:
         raise PricesFileError(f"{path}: 'date' must be YYYY-MM-DD.") from None
     given = data.get("source")
     source = given if isinstance(given, str) and given.strip() else path.name
-    models = {str(k): _unit_of(str(k), v) for k, v in data["models"].items()}
+    try:
+        models = {str(k): _unit_of(str(k), v) for k, v in data["models"].items()}
+    except PricesFileError as exc:
+        raise PricesFileError(f"{path}: {exc}") from None
     return source, day, models
 
 
