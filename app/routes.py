@@ -17,8 +17,6 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
-from app.solver import PlannedRoute
-
 
 def flat_routes(routes: list[Any]) -> list[Any]:
     """Every route, with its full path: FastAPI ≥ 0.160 keeps included routers nested (and
@@ -59,14 +57,8 @@ class ApiRouter(APIRouter):
     endpoint, dependencies and responses, left out of the OpenAPI document (HEAD is implied by
     GET there); uvicorn sends the twin's headers and drops its body. A 405's ``Allow`` lists
     HEAD wherever GET is (:func:`allowed_methods` reads the twins). Every router of the app is
-    one of these. Its routes solve their dependencies with a plan made once (app/solver.py).
+    one of these; FastAPI solves its routes' dependencies.
     """
-
-    def __init__(self, **kwargs: Any) -> None:
-        """An ``APIRouter`` (same arguments) whose routes are :class:`~app.solver.PlannedRoute`
-        unless ``route_class`` says otherwise."""
-        kwargs.setdefault("route_class", PlannedRoute)
-        super().__init__(**kwargs)
 
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         """Add the route, and its HEAD twin when it serves GET (FastAPI's default method)."""

@@ -50,7 +50,6 @@ from loomsync.core.document.ids import ThreadId
 DATABASE = "loomsync_bench_writes"
 TEMPLATE_BASE = 13  # the captured append follows 12 others: its base version is distinctive
 TURN = 4
-TARGET_SHARE = 0.5
 
 Params = tuple[Any, ...]
 
@@ -347,8 +346,10 @@ async def floor_rates(
 
 def report(api: dict[str, dict[str, Rate]], floor: dict[str, Rate], section: Section) -> None:
     """Per workload, one row per client kind and one for the floor: rates, latencies, the
-    share of the floor and the CPU each party used; the targets (judged with the raw client,
-    whose own CPU is smallest, so the server is what is measured)."""
+    share of the floor and the CPU each party used, and the share judged with the raw client
+    (whose own CPU is smallest, so the server is what is measured). No target: issue 30
+    withdrew issue 18's 50% (on two cores shared with PostgreSQL the ratio to a raw driver
+    measures the framework, not our code)."""
     section.lines.append(
         "workload client | req/s   p50 ms  p95 ms | of floor | CPU ms a request: client server postgres"
     )
@@ -366,12 +367,12 @@ def report(api: dict[str, dict[str, Rate]], floor: dict[str, Rate], section: Sec
                 f"{name:8} {kind:6} | {rate.per_second:6.0f} {r50:7.1f} {r95:7.1f} | {share:8.0%}"
                 f" | {cpu}"
             )
-        judged = api["raw"][name]
+    for name in ("put", "append"):
+        judged, f = api["raw"][name], floor[name]
         share = judged.per_second / f.per_second
-        section.target(
-            f"{name}: API {judged.per_second:.0f}/s (raw client) is {share:.0%} of the floor's "
-            f"{f.per_second:.0f}/s (target >= {TARGET_SHARE:.0%})",
-            share >= TARGET_SHARE,
+        section.lines.append(
+            f"  {name}: API {judged.per_second:.0f}/s (raw client) is {share:.0%} of the floor's "
+            f"{f.per_second:.0f}/s (no target: issue 30 withdrew issue 18's 50%)"
         )
 
 

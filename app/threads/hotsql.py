@@ -1,12 +1,14 @@
 """The statements of the two hot writes, an append's claim and a PUT's create, as SQL text built
-once at import and run on the session's asyncpg connection (app/driver.py; issue 18 item 1).
+once at import and run as driver SQL on the session's connection (:func:`first_row`; issue 18
+item 1, issue 30 item 7).
 
 Built per request with SQLAlchemy's expression language, these two cost the server more than
 PostgreSQL spent running them: building the ``update()``/``insert()`` (``version + 1``,
 ``in_()``, ``values()``), its cache key, and expanding ``version IN (…)`` for every execution
 (a "post-compile" parameter) were 60% of SQLAlchemy's CPU on an append (bench.writeprofile);
-run through the session, even as ``text()``, the ORM's execution path and result rows were
-most of the rest. Here each is plain SQL with ``$n`` parameters, typed by PostgreSQL from the
+run through the session's ORM execution path, even as ``text()``, the ORM's result rows were
+most of the rest. Here each is plain SQL with ``$n`` parameters (the asyncpg dialect's
+paramstyle, ``numeric_dollar``, so SQLAlchemy passes it to asyncpg as it is), typed by PostgreSQL from the
 columns they are compared with or stored in (the values are what the columns' SQLAlchemy types
 would pass to asyncpg unchanged: UUIDs, strings, aware datetimes, ints, lists). They say what
 :func:`app.threads.repository.claim` and :func:`~app.threads.repository.create_or_replace`
@@ -20,13 +22,26 @@ say, for the cases the hot writes take:
   document before the append.
 - :data:`INSERT_THREAD`: a create (``ON CONFLICT DO NOTHING RETURNING``), version 1, its
   timestamps the document's (else now), with the document text, vector and derived columns.
+
+They run through SQLAlchemy's public ``AsyncConnection.exec_driver_sql`` on the session's own
+connection (:func:`first_row`, :func:`execute`), which keeps what a session statement has: one
+transaction with the route's other statements (its commit and rollback cover them), errors as
+``sqlalchemy.exc.DBAPIError`` subclasses (``IntegrityError``, ``OperationalError`` …, a lost
+or cancelled connection invalidated: the 409/503 handlers of app/errors.py see what they
+expect), the engine's ``before_cursor_execute`` listeners (bench/writes.py captures its floor
+that way), and asyncpg's prepared-statement cache (``statement_cache_size``, 0 behind
+PgBouncer: app/pooler.py). It skips the ORM's execution path and SQL compilation, not the
+Core connection: no private part of SQLAlchemy or asyncpg is touched.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.threads.preconditions import Precondition
@@ -96,8 +111,7 @@ def _claim_append(admin: bool, any_version: bool) -> str:
     )
 
 
-#: ``(admin?, any version?)`` -> the append's claim, SQL for the driver connection
-#: (app/driver.py): ``$1`` id, ``$2`` messages added, ``$3`` activity time (None: now), then
+#: ``(admin?, any version?)`` -> the append's claim, driver SQL (:func:`first_row`): ``$1`` id, ``$2`` messages added, ``$3`` activity time (None: now), then
 #: the owner (not for an admin) and the base versions (not for ``If-Match: *``).
 CLAIM_APPEND = {
     (admin, any_version): _claim_append(admin, any_version)
@@ -157,3 +171,26 @@ def insert_thread_args(params: dict[str, Any]) -> tuple[Any, ...]:
     """:data:`INSERT_THREAD`'s arguments from ``params`` (one value for each name of
     :data:`INSERT_THREAD_PARAMS`; ``created_at``/``last_activity_at`` None for now)."""
     return tuple(params[name] for name in INSERT_THREAD_PARAMS)
+
+
+async def first_row(session: AsyncSession, sql: str, args: tuple[Any, ...]) -> Sequence[Any] | None:
+    """Run ``sql`` (``$n`` parameters ``args``) in ``session``'s transaction (begun if this is
+    its first statement) and return its first row, or None (module docstring).
+
+    Raises:
+        sqlalchemy.exc.DBAPIError: as a session statement raises it (a subclass per error).
+    """
+    connection = await session.connection()
+    result = await connection.exec_driver_sql(sql, args)
+    return result.first()
+
+
+async def execute(session: AsyncSession, sql: str, args: tuple[Any, ...]) -> None:
+    """Run ``sql`` (``$n`` parameters ``args``, no rows returned) in ``session``'s transaction
+    (module docstring).
+
+    Raises:
+        sqlalchemy.exc.DBAPIError: as a session statement raises it (a subclass per error).
+    """
+    connection = await session.connection()
+    await connection.exec_driver_sql(sql, args)

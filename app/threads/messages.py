@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.driver import driver
+from app.threads import hotsql
 from app.threads.documents import PreparedMessage, changed_indexes, commit_shas
 from app.threads.indexing import MESSAGE_VECTOR_SQL
 from app.threads.tables import thread_commits, thread_messages
@@ -24,7 +24,7 @@ _UNNEST = (
     " CAST(:hashes AS bytea[]), CAST(:vectors AS text[]))"
     " AS u(seq, role, body, content_hash, vector)"
 )
-#: The insert of a batch, SQL for the driver connection (app/driver.py): ``$1`` the thread,
+#: The insert of a batch, driver SQL (:func:`app.threads.hotsql.execute`): ``$1`` the thread,
 #: ``$2``-``$6`` the parallel arrays of :func:`_message_params`, in its order.
 _INSERT_MESSAGES = (
     "INSERT INTO thread_messages"
@@ -72,11 +72,11 @@ async def write_commits(
 async def insert_messages(
     session: AsyncSession, thread_id: uuid.UUID, messages: Sequence[PreparedMessage]
 ) -> None:
-    """Insert ``messages`` (their ``seq`` numbers are set already), on the session's driver
-    connection (app/driver.py: one of the hot statements of the writes, issue 18 item 1)."""
+    """Insert ``messages`` (their ``seq`` numbers are set already), as driver SQL in the
+    session's transaction (app/threads/hotsql.py: one of the hot statements of the writes)."""
     if messages:
         params = _message_params(thread_id, messages)
-        await (await driver(session)).execute(_INSERT_MESSAGES, *params.values())
+        await hotsql.execute(session, _INSERT_MESSAGES, tuple(params.values()))
 
 
 async def replace_messages(

@@ -36,7 +36,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.context import AuditContext
 from app.auth import Principal
-from app.driver import driver
 from app.errors import PayloadTooLarge
 from app.idempotency.keys import forget_answers
 from app.provenance import rows as files
@@ -160,7 +159,7 @@ async def create_or_replace(
             **derived,
         }
         args = hotsql.insert_thread_args(params)
-        record = await (await driver(session)).fetchrow(hotsql.INSERT_THREAD, *args)
+        record = await hotsql.first_row(session, hotsql.INSERT_THREAD, args)
         if record is not None:
             claimed = hotsql.Rendered(thread_id, *record[1:])
         created = claimed is not None
@@ -295,12 +294,12 @@ async def claim_append(
 ) -> hotsql.AppendClaim:
     """:func:`claim` for an append of ``added`` messages: ``message_count`` grows by ``added``,
     ``last_activity_at`` is the given time or now; one statement built once
-    (:data:`app.threads.hotsql.CLAIM_APPEND`), run on the session's driver connection
-    (app/driver.py). Raises as :func:`claim`."""
+    (:data:`app.threads.hotsql.CLAIM_APPEND`), run as driver SQL in the session's transaction
+    (:func:`app.threads.hotsql.first_row`). Raises as :func:`claim`."""
     sql, args = hotsql.claim_append_params(
         principal, thread_id, precondition, added, last_activity_at
     )
-    record = await (await driver(session)).fetchrow(sql, *args)
+    record = await hotsql.first_row(session, sql, args)
     if record is None:
         raise await refusal(session, principal, thread_id, precondition)
     return hotsql.AppendClaim(*record)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import re2
 
@@ -221,7 +222,15 @@ def _is_hex(pair: bytes) -> bool:
     return all(chr(byte) in "0123456789abcdefABCDEF" for byte in pair)
 
 
-def _span(match: re2._Match, groups: tuple[int, ...]) -> tuple[int, int]:
+class _Spans(Protocol):
+    """What :func:`_span` reads of a match (``re2``'s match type is private)."""
+
+    def span(self, group: int) -> tuple[int, int]:
+        """The ``(start, end)`` of ``group``, ``(-1, -1)`` when it took no part."""
+        ...
+
+
+def _span(match: _Spans, groups: tuple[int, ...]) -> tuple[int, int]:
     """The span of the first of ``groups`` that took part in ``match``, or (-1, -1)."""
     for group in groups:
         start, end = match.span(group)
