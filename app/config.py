@@ -152,6 +152,8 @@ class Settings(BaseSettings):
     login_code_ttl: float = Field(default=120.0, gt=0, le=3600)
     log_level: str = "info"
     log_format: Literal["console", "json"] = "console"
+    #: A JSON file of model prices overriding genai-prices' (docs/operations.md "Usage").
+    prices_file: str | None = None
     data_dir: Path = Field(default_factory=lambda: platformdirs.user_data_path("loomsync-server"))
 
     @property

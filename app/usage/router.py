@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from fastapi import Query, Request, Response
 
 from app.auth import Principal
+from app.config import Settings
 from app.errors import BadRequest, Forbidden, Unavailable
 from app.replicas.routing import ReadsDep
 from app.routes import ApiRouter
@@ -106,8 +107,9 @@ def current_book(request: Request) -> PriceBook:
     today = datetime.now(UTC).date()
     book: PriceBook | None = getattr(request.app.state, "usage_prices", None)
     if book is None or book.date != today:
+        settings: Settings = request.app.state.settings
         try:
-            book = price_book(today)
+            book = price_book(today, settings.prices_file or "")
         except PricesFileError as exc:
             raise Unavailable(f"The prices file cannot be read: {exc}") from None
         request.app.state.usage_prices = book
