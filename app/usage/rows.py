@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.usage.tables import SUMS
 from loomsync.core.document import jsontext
-from loomsync.core.usage.counting import Key, Sums, add_message, thread_facts
+from loomsync.core.usage.counting import Key, Sums, add_message, thread_facts, utc_day
 
 _ARRAYS = ", ".join(f"CAST(:{name} AS bigint[])" for name in SUMS)
 _UPSERT_SET = ", ".join(f"{n} = usage_daily.{n} + EXCLUDED.{n}" for n in SUMS)
@@ -55,8 +55,8 @@ _ASSISTANT = '"assistant"'
 
 
 def fallback_day(when: datetime | None) -> date:
-    """The UTC day of ``when`` (a thread's last activity), today when None."""
-    return (when or datetime.now(UTC)).astimezone(UTC).date()
+    """The UTC day of ``when`` (a thread's last activity; naive: UTC), today when None."""
+    return utc_day(when or datetime.now(UTC))
 
 
 def sums_of_bodies(

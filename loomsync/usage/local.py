@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from loomsync.core.document.codec import normalized
 from loomsync.core.document.model import Thread
-from loomsync.core.usage.counting import Facts, Sums, day_sums, thread_facts
+from loomsync.core.usage.counting import Facts, Sums, day_sums, thread_facts, utc_day
 from loomsync.core.usage.prices import PriceBook
 from loomsync.core.usage.report import figures
 
@@ -38,8 +38,7 @@ def _key(by: By, day: date, model: str, facts: Facts) -> str | None:
 
 
 def _fallback(thread: Thread) -> date:
-    when = thread.last_activity_at or thread.created_at or datetime.now(UTC)
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC).date()
+    return utc_day(thread.last_activity_at or thread.created_at or datetime.now(UTC))
 
 
 def aggregate(

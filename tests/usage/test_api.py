@@ -283,3 +283,32 @@ async def test_counts_too_large_or_malformed_are_not_recorded(
         assert total["tokens"] < 10**6, total
     page = await http.get("/api/usage", params={**WIDE, "format": "csv"}, headers=admin)
     assert page.status_code == 200
+
+
+async def test_a_thread_dated_minus_infinity_in_the_backfill(
+    http: httpx.AsyncClient, settings: Settings, database_url: str
+) -> None:
+    """A thread whose last activity is PostgreSQL's ``-infinity`` (asyncpg reads it as a
+    naive year-1 time) and whose messages are undated: the backfill, which reads every
+    thread, counts it on the first day there is instead of stopping (CI: 'year 0 is out of
+    range', the naive time converted as local time)."""
+    me = _headers(settings, f"d-{uuid.uuid4().hex[:8]}", None)
+    undated = turn()
+    del undated["created_at"]
+    tid = await put(http, me, thread([undated]))
+    engine = create_async_engine(database_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(
+                text("UPDATE threads SET last_activity_at = '-infinity' WHERE id = :id;"),
+                {"id": ThreadId.parse(tid).uuid},
+            )
+            await conn.execute(
+                text("DELETE FROM usage_daily WHERE thread_id = :id"),
+                {"id": ThreadId.parse(tid).uuid},
+            )
+            await conn.run_sync(lambda c: backfill_sync(c, again=True))
+    finally:
+        await engine.dispose()
+    days = by_key(await usage(http, me, since="0001-01-01", until="9999-12-31", group_by="day"))
+    assert days["0001-01-01"]["turns"] == 1

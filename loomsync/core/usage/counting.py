@@ -121,6 +121,17 @@ def thread_facts(doc: dict[str, Any]) -> Facts:
     )
 
 
+def utc_day(when: datetime) -> date:
+    """The UTC date of ``when`` (naive: UTC, API.md section 2). An offset that carries it past
+    the calendar's ends (``0001-01-01T00:00+01:00``) gives the first or the last day there is."""
+    if when.tzinfo is None:
+        return when.date()
+    try:
+        return when.astimezone(UTC).date()
+    except (OverflowError, ValueError):
+        return date.min if when.year == 1 else date.max
+
+
 def message_day(value: Any) -> date | None:
     """The UTC date of an RFC 3339 ``created_at`` (no offset: UTC); None when unreadable."""
     if not isinstance(value, str):
@@ -129,9 +140,7 @@ def message_day(value: Any) -> date | None:
         when = datetime.fromisoformat(value.strip())
     except ValueError:
         return None
-    if when.tzinfo is None:
-        return when.date()
-    return when.astimezone(UTC).date()
+    return utc_day(when)
 
 
 def count_of(value: Any) -> int | None:
@@ -215,4 +224,5 @@ __all__ = [
     "day_sums",
     "message_day",
     "thread_facts",
+    "utc_day",
 ]
