@@ -7,16 +7,16 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import event, exc, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -28,6 +28,8 @@ from app import pgtime, pooler
 from app.config import Settings, normalize_database_url
 from app.pooler import Pooler
 from loomsync.core.document import jsontext
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,19 @@ def make_engine(url: str, settings: Settings) -> AsyncEngine:
     event.listen(engine.sync_engine.pool, "checkout", _replace_closed)
     event.listen(engine.sync_engine, "connect", pgtime.on_connect)
     return engine
+
+
+async def run_autocommit(url: str, settings: Settings, work: Callable[[Connection], T]) -> T:
+    """``work(connection)`` on a synchronous view of one connection in autocommit mode (a
+    backfill's batches of short transactions: app/provenance/backfill.py,
+    app/usage/backfill.py); the engine is disposed of after. Raises what ``work`` raises."""
+    engine = make_engine(url, settings)
+    try:
+        async with engine.connect() as conn:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            return await auto.run_sync(work)
+    finally:
+        await engine.dispose()
 
 
 def _replace_closed(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:

@@ -11,20 +11,9 @@ from typing import Annotated
 import typer
 
 from app.cli import _settings, cli, current_database
-from app.config import Settings
-from app.database import make_engine
+from app.database import run_autocommit
 from app.logs import configure_logging
 from app.provenance.backfill import backfill_sync
-
-
-async def _backfill(url: str, settings: Settings, again: bool) -> tuple[int, int]:
-    engine = make_engine(url, settings)
-    try:
-        async with engine.connect() as conn:
-            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            return await auto.run_sync(lambda sync: backfill_sync(sync, again=again))
-    finally:
-        await engine.dispose()
 
 
 @cli.command("provenance-backfill")
@@ -38,7 +27,9 @@ def provenance_backfill(
     settings = _settings()
     configure_logging(settings)
     with current_database(settings) as (settings, url):
-        threads, files = asyncio.run(_backfill(url, settings, again))
+        threads, files = asyncio.run(
+            run_autocommit(url, settings, lambda sync: backfill_sync(sync, again=again))
+        )
     typer.echo(f"{threads} threads read, {files} file touches indexed")
 
 
