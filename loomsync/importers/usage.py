@@ -30,25 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from loomsync.core.document.model import Message
-
-#: The count members of a usage object, in the order they are documented.
-COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-)
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value >= 0:
-        return value
-    if isinstance(value, float) and value >= 0 and value.is_integer():
-        return int(value)
-    return None
+from loomsync.core.usage.counting import COUNTS, count_of
 
 
 def usage(
@@ -64,8 +46,9 @@ def usage(
     """The ``usage`` object of one message from what an agent recorded, or None when it
     recorded no count at all.
 
-    Counts that are not non-negative whole numbers (missing, negative, text, booleans) are
-    left out rather than guessed; ``model`` and ``provider`` are kept when they are non-empty
+    Counts that are not whole numbers from 0 to
+    :data:`loomsync.core.usage.counting.MAX_COUNT` (missing, negative, text, booleans,
+    absurdly large) are left out rather than guessed, as the usage figures count them; ``model`` and ``provider`` are kept when they are non-empty
     strings. See the module docstring for what each count means.
     """
     given = {
@@ -77,7 +60,7 @@ def usage(
     }
     out: dict[str, Any] = {}
     for name in COUNTS:
-        count = _count(given[name])
+        count = count_of(given[name])
         if count is not None:
             out[name] = count
     if not out:
