@@ -35,6 +35,7 @@ from app.threads.responses import json_response
 from app.threads.schemas import problem_responses
 from app.usage import queries
 from app.usage.schemas import UsageAnswer
+from app.usage.tables import SUMS
 from loomsync.core.usage import report
 from loomsync.core.usage.counting import clean_text
 from loomsync.core.usage.prices import PriceBook, PricesFileError, price_book
@@ -54,14 +55,7 @@ CSV_COLUMNS = (
     "sessions",
     "sessions_with_usage",
     "sessions_without_usage",
-    "turns",
-    "without_usage",
-    "tool_calls",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
+    *SUMS,
     "tokens",
     "cost_usd",
     "unpriced_turns",
