@@ -95,11 +95,10 @@ def replaying(root: str) -> bool:
     action = os.environ.get("GIT_REFLOG_ACTION", "")
     if action.split(" ")[0] in ("rebase", "cherry-pick", "revert", "am"):
         return True
-    for name in _REPLAYING:
-        out = run_git(root, "rev-parse", "--git-path", name)
-        if out is None:
-            continue
-        found = Path(out.strip())
+    args = [arg for name in _REPLAYING for arg in ("--git-path", name)]
+    out = run_git(root, "rev-parse", *args)  # one process: a line per path, in order
+    for line in (out or "").splitlines():
+        found = Path(line.strip())
         if (found if found.is_absolute() else Path(root) / found).exists():
             return True
     return False
